@@ -1,0 +1,135 @@
+# sandboxio: plain GNU make, out of tree into build/ (build/san/ for sanitizers).
+#   make            library (.a and .so), the sandboxio CLI and sbx-init
+#   make test       unit tests and contract tests (contract tests need dockerd)
+#   make check      -Werror build, tests, the same under ASan+UBSan, headertest,
+#                   format check, ABI check
+#   make bench      benchmarks against named peers (needs dockerd)
+#   make format     clang-format in place
+#   make install    PREFIX=/usr/local
+
+PREFIX ?= /usr/local
+LIBEXECDIR ?= $(PREFIX)/libexec/sandboxio
+CC ?= cc
+SAN ?=
+ifeq ($(SAN),)
+B := build
+else
+B := build/san
+endif
+
+PKGS := libcurl jansson libnl-3.0 libnl-route-3.0
+WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wvla -Wswitch-enum -Wno-missing-field-initializers -Wno-format-truncation
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 $(WARN) -fPIC -fvisibility=hidden -fstack-protector-strong
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -I. -MMD -MP \
+	-DSBX_LIBEXECDIR='"$(LIBEXECDIR)"' $(shell pkg-config --cflags $(PKGS))
+ifneq ($(SAN),)
+CFLAGS += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SAN)
+else
+CPPFLAGS += -D_FORTIFY_SOURCE=2
+endif
+LIBS := $(shell pkg-config --libs $(PKGS)) -lpthread
+
+LIB_SRC := $(wildcard util/*.c core/*.c engine/*.c cgroups/*.c netpolicy/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
+CLI_SRC := $(wildcard cli/*.c)
+CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
+INIT_SRC := $(wildcard init/*.c) util/frame.c
+# sbx-init is static and never sanitized: it runs as PID 1 inside images that
+# have none of the host's libraries.
+INIT_OBJ := $(INIT_SRC:%.c=build/init-obj/%.o)
+
+UNIT_SRC := $(wildcard tests/unit/*/test_*.c)
+UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
+CONTRACT_SRC := $(wildcard tests/contract/test_*.c)
+CONTRACT_BIN := $(patsubst tests/contract/%.c,$(B)/tests/contract/%,$(CONTRACT_SRC))
+TEST_SUPPORT := $(wildcard tests/support/*.c)
+
+all: $(B)/libsandboxio.a $(B)/libsandboxio.so $(B)/sandboxio build/sbx-init build/sbx-resolv.conf
+
+# Every sandbox's /etc/resolv.conf: no name server.
+build/sbx-resolv.conf: init/resolv.conf
+	@mkdir -p build
+	cp $< $@
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+build/init-obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -I. -MMD -MP -std=gnu11 $(WARN) -O2 -g -c -o $@ $<
+
+$(B)/libsandboxio.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/libsandboxio.so: $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libsandboxio.so.0 $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/sandboxio: $(CLI_OBJ) $(B)/libsandboxio.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libsandboxio.a $(LIBS)
+
+build/sbx-init: $(INIT_OBJ)
+	$(CC) -static -o $@ $^ -lseccomp -lcap
+
+$(B)/tests/unit/%: tests/unit/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(B)/libsandboxio.a $(LIBS) -lcmocka
+
+$(B)/tests/contract/%: tests/contract/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(B)/libsandboxio.a $(LIBS) -lcmocka
+
+unit: $(UNIT_BIN) build/sbx-init build/sbx-resolv.conf
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+
+contract: $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-resolv.conf
+	@set -e; for t in $(CONTRACT_BIN); do echo "== $$t"; \
+		SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio $$t; done
+
+test: all unit contract
+
+headertest:
+	@mkdir -p build
+	printf '#include <sandboxio.h>\nint main(void){return sbx_version()==0;}\n' > build/headertest.c
+	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -c -o build/headertest.o build/headertest.c
+	cp build/headertest.c build/headertest.cc
+	c++ -std=c++11 -pedantic -Wall -Wextra -Werror -Iinclude -c -o build/headertest-cc.o build/headertest.cc
+
+FMT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	clang-format -i $(FMT_SRC)
+format-check:
+	clang-format --dry-run --Werror $(FMT_SRC)
+
+abi-check: $(B)/libsandboxio.so
+	nm -D --defined-only $(B)/libsandboxio.so | awk '$$2=="T"{print $$3}' | sort > build/abi.txt
+	diff -u docs/abi.txt build/abi.txt
+
+check: headertest format-check
+	$(MAKE) test
+	$(MAKE) abi-check
+	$(MAKE) SAN=address,undefined test
+
+bench: all
+	bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/sandboxio $(DESTDIR)$(LIBEXECDIR)
+	install -m 0755 $(B)/sandboxio $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 $(B)/libsandboxio.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 0755 $(B)/libsandboxio.so $(DESTDIR)$(PREFIX)/lib/libsandboxio.so.0
+	install -m 0755 build/sbx-init $(DESTDIR)$(LIBEXECDIR)/sbx-init
+	install -m 0644 build/sbx-resolv.conf $(DESTDIR)$(LIBEXECDIR)/sbx-resolv.conf
+	install -m 0755 scripts/mkimage.sh $(DESTDIR)$(LIBEXECDIR)/mkimage.sh
+	install -m 0644 include/sandboxio.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 include/sandboxio/*.h $(DESTDIR)$(PREFIX)/include/sandboxio/
+
+clean:
+	rm -rf build
+
+.PHONY: all unit contract test headertest format format-check abi-check check bench install clean
+-include $(shell find build -name '*.d' 2>/dev/null)
