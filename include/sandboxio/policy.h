@@ -1,0 +1,173 @@
+/*
+ * sandboxio/policy.h: the policy object, the same on every backend.
+ *
+ * A new policy is already the secure default: no network, every deadline
+ * 300 s, CPU 1, memory 512 MiB (swap equal to memory), 256 pids, 1 GiB of
+ * writable space, 1024 open files, no core dumps, 16 MiB of captured output
+ * per stream, tier "container". A setter may raise a value up to the built-in
+ * ceiling (or lower it to a floor); ^it refuses 0, negative and "unlimited"
+ * with SBX_EINVALID and leaves the policy unchanged. There is no way to unset
+ * a limit or a deadline.
+ */
+#ifndef SANDBOXIO_POLICY_H
+#define SANDBOXIO_POLICY_H
+
+#include "common.h"
+
+SBX_BEGIN_DECL
+
+typedef struct sbx_policy sbx_policy;
+
+/** Which deadline a timeout applies to. */
+typedef enum {
+	SBX_TIMEOUT_INVALID = 0,
+	SBX_TIMEOUT_CREATE = 1,	  /* create: image check, create, start, read-back */
+	SBX_TIMEOUT_RUN = 2,	  /* each sbx_sandbox_run() */
+	SBX_TIMEOUT_RUN_CODE = 3, /* each sbx_sandbox_run_code() */
+	SBX_TIMEOUT_SANDBOX = 4	  /* the sandbox's whole life: the dead-man deadline */
+} sbx_timeout_kind;
+
+/** Resource caps. Each is always applied. */
+typedef enum {
+	SBX_LIMIT_INVALID = 0,
+	SBX_LIMIT_CPU_MILLI = 1, /* CPU in thousandths of a core; default 1000 */
+	SBX_LIMIT_MEMORY = 2,	 /* bytes; swap is set equal; default 512 MiB */
+	SBX_LIMIT_PIDS = 3,	 /* processes and threads; default 256 */
+	SBX_LIMIT_DISK = 4,	 /* bytes of writable space; default 1 GiB */
+	SBX_LIMIT_NOFILE = 5,	 /* open files per process; default 1024 */
+	SBX_LIMIT_OUTPUT = 6	 /* captured bytes per stream per run; default 16 MiB */
+} sbx_limit_kind;
+
+/** Isolation tiers, weakest first. */
+typedef enum {
+	SBX_TIER_CONTAINER = 0, /* runc: shared kernel */
+	SBX_TIER_GVISOR = 1,	/* gVisor (runsc) */
+	SBX_TIER_MICROVM = 2	/* a virtual machine per sandbox */
+} sbx_tier;
+
+/** Built-in bounds, in the units of each setter. */
+#define SBX_DEFAULT_TIMEOUT_MS 300000u
+#define SBX_MAX_TIMEOUT_MS (24u * 3600u * 1000u)
+#define SBX_DEFAULT_CPU_MILLI 1000
+#define SBX_MAX_CPU_MILLI 64000
+#define SBX_MIN_CPU_MILLI 10
+#define SBX_DEFAULT_MEMORY (512ll << 20)
+#define SBX_MIN_MEMORY (16ll << 20)
+#define SBX_MAX_MEMORY (64ll << 30)
+#define SBX_DEFAULT_PIDS 256
+#define SBX_MAX_PIDS 32768
+#define SBX_MIN_PIDS 8
+#define SBX_DEFAULT_DISK (1ll << 30)
+#define SBX_MIN_DISK (1ll << 20)
+#define SBX_MAX_DISK (64ll << 30)
+#define SBX_DEFAULT_NOFILE 1024
+#define SBX_MIN_NOFILE 64
+#define SBX_MAX_NOFILE 65536
+#define SBX_DEFAULT_OUTPUT (16ll << 20)
+#define SBX_MIN_OUTPUT 1024
+#define SBX_MAX_OUTPUT (1ll << 30)
+
+/**
+ * Creates a policy holding the defaults above.
+ *
+ * @param[out] out the new policy; written only on success.
+ * Ownership: the caller frees it with sbx_policy_free().
+ * Returns: 0, SBX_EINVALID (out is NULL), SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_policy_new(sbx_policy **out);
+
+/** Copies a policy. Returns: 0, SBX_EINVALID, SBX_ENOMEM. */
+SBX_EXTERN int sbx_policy_dup(sbx_policy **out, const sbx_policy *p);
+
+/** Frees a policy. ^NULL is a harmless no-op. */
+SBX_EXTERN void sbx_policy_free(sbx_policy *p);
+
+/**
+ * Sets one deadline, in milliseconds.
+ *
+ * ^0 is refused (there is no "unbounded"), and so is anything above
+ * SBX_MAX_TIMEOUT_MS (24 h). Returns: 0, SBX_EINVALID.
+ */
+SBX_EXTERN int sbx_policy_set_timeout_ms(sbx_policy *p, sbx_timeout_kind which, uint64_t ms);
+
+/** Reads one deadline back, in milliseconds (0 for an unknown kind). */
+SBX_EXTERN uint64_t sbx_policy_timeout_ms(const sbx_policy *p, sbx_timeout_kind which);
+
+/**
+ * Sets one resource cap. ^A value of 0 or below, or outside the kind's
+ * [SBX_MIN_*, SBX_MAX_*] range, is refused with SBX_EINVALID and changes
+ * nothing. Returns: 0, SBX_EINVALID.
+ */
+SBX_EXTERN int sbx_policy_set_limit(sbx_policy *p, sbx_limit_kind which, int64_t value);
+
+/** Reads one cap back (0 for an unknown kind). */
+SBX_EXTERN int64_t sbx_policy_limit(const sbx_policy *p, sbx_limit_kind which);
+
+/**
+ * Sets the image reference ("sandboxio/python:3.11" by default).
+ * ^A reference with characters outside [A-Za-z0-9._:/@-], or longer than 255
+ * bytes, is refused. The string is copied. Returns: 0, SBX_EINVALID, SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_policy_set_image(sbx_policy *p, const char *ref);
+
+/** The image reference; lent until the policy is changed or freed. */
+SBX_EXTERN const char *sbx_policy_image(const sbx_policy *p);
+
+/**
+ * Sets the tenant id, written into the sandbox's labels (default "default").
+ * 1 to 63 bytes of [A-Za-z0-9._-]. Returns: 0, SBX_EINVALID, SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_policy_set_tenant(sbx_policy *p, const char *tenant);
+
+/** The tenant id; lent until the policy is changed or freed. */
+SBX_EXTERN const char *sbx_policy_tenant(const sbx_policy *p);
+
+/**
+ * Adds a plain environment variable for every run (NAME=VALUE). Plain env is
+ * not secret: it may be seen in the engine's records. Secrets go through
+ * sbx_secrets. NAME is [A-Za-z_][A-Za-z0-9_]*; a later value for the same
+ * name replaces the earlier one. Returns: 0, SBX_EINVALID, SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_policy_set_env(sbx_policy *p, const char *name, const char *value);
+
+/**
+ * Sets the working directory of runs ("/workspace" by default): an absolute
+ * path without "..". Returns: 0, SBX_EINVALID, SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_policy_set_workdir(sbx_policy *p, const char *dir);
+
+/** The working directory; lent until the policy is changed or freed. */
+SBX_EXTERN const char *sbx_policy_workdir(const sbx_policy *p);
+
+/**
+ * Demands an isolation tier. ^A backend that cannot provide at least this
+ * tier refuses to create with SBX_EUNSUPPORTED. Returns: 0, SBX_EINVALID.
+ */
+SBX_EXTERN int sbx_policy_set_min_tier(sbx_policy *p, sbx_tier tier);
+
+/** The demanded tier. */
+SBX_EXTERN sbx_tier sbx_policy_min_tier(const sbx_policy *p);
+
+/** Names a tier: "container", "gvisor", "microvm"; NULL for an unknown value. */
+SBX_EXTERN const char *sbx_tier_name(sbx_tier tier);
+
+/** Parses a tier name. Returns: 0, SBX_EINVALID. */
+SBX_EXTERN int sbx_tier_parse(sbx_tier *out, const char *name);
+
+/**
+ * Parses a size such as "512m", "1g", "1048576", "64k" (binary units,
+ * case-insensitive, optional trailing "b"/"ib"). ^Rejects empty strings,
+ * signs, overflow, fractions and unknown suffixes. Returns: 0, SBX_EINVALID.
+ */
+SBX_EXTERN int sbx_parse_size(int64_t *out, const char *text);
+
+/**
+ * Parses a duration in seconds ("300", "1.5", "90s", "5m", "2h") into
+ * milliseconds. ^Rejects 0, negatives, empty strings and overflow.
+ * Returns: 0, SBX_EINVALID.
+ */
+SBX_EXTERN int sbx_parse_duration_ms(uint64_t *out, const char *text);
+
+SBX_END_DECL
+
+#endif

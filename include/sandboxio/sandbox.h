@@ -1,0 +1,270 @@
+/*
+ * sandboxio/sandbox.h: backends, sandboxes, runs and files.
+ *
+ * A backend is opened once ("docker", the local Docker Engine, is the
+ * default); each sandbox belongs to one tenant-run and is closed with
+ * sbx_sandbox_close(), which kills and removes it. Distinct sandboxes may be
+ * used from distinct threads at once; one sandbox is used by one thread at a
+ * time. A backend handle may be shared by threads.
+ */
+#ifndef SANDBOXIO_SANDBOX_H
+#define SANDBOXIO_SANDBOX_H
+
+#include "common.h"
+#include "policy.h"
+
+SBX_BEGIN_DECL
+
+typedef struct sbx_backend sbx_backend;
+typedef struct sbx_sandbox sbx_sandbox;
+
+/* ===== Backends ===== */
+
+typedef struct {
+	unsigned int version;
+	/** docker: the Engine's unix socket; NULL: $DOCKER_HOST if it is
+	 *  unix://PATH, else /var/run/docker.sock. At most 107 bytes. Copied. */
+	const char *socket_path;
+	/** docker: host path of the sbx-init binary mounted into every sandbox;
+	 *  NULL: $SANDBOXIO_INIT, else the installed default. Copied. */
+	const char *init_path;
+	/** Deadline of each single Engine API call that is not a run; 0: 30000. */
+	uint32_t api_timeout_ms;
+} sbx_backend_options;
+
+#define SBX_BACKEND_OPTIONS_VERSION 1
+#define SBX_BACKEND_OPTIONS_INIT                                                                   \
+	{                                                                                          \
+		.version = SBX_BACKEND_OPTIONS_VERSION                                             \
+	}
+
+/** Fills opts with defaults. Returns: 0, SBX_EINVALID, SBX_EVERSION. */
+SBX_EXTERN int sbx_backend_options_init(sbx_backend_options *opts, unsigned int version);
+
+/**
+ * Opens a backend by name: "docker" (NULL means "docker").
+ *
+ * ^Checks that the engine answers; a daemon that is down or a wrong socket
+ * path gives SBX_EUNAVAILABLE with a message naming the socket.
+ * @param[out] out written only on success.
+ * Ownership: free with sbx_backend_free() after every sandbox is closed.
+ * Returns: 0, SBX_EINVALID, SBX_EVERSION, SBX_EUNSUPPORTED (unknown name),
+ * SBX_EUNAVAILABLE, SBX_EENGINE, SBX_ENOMEM.
+ */
+SBX_EXTERN int
+sbx_backend_open(sbx_backend **out, const char *name, const sbx_backend_options *opts);
+
+/** Frees a backend handle. ^NULL is a harmless no-op. */
+SBX_EXTERN void sbx_backend_free(sbx_backend *b);
+
+/** The backend's name ("docker"). Lent for the handle's lifetime. */
+SBX_EXTERN const char *sbx_backend_name(const sbx_backend *b);
+
+/* ===== Sandboxes ===== */
+
+/**
+ * Creates and starts a sandbox under a policy.
+ *
+ * The backend first checks that it can enforce every control the policy
+ * asks for, and ^refuses with SBX_EUNSUPPORTED what it cannot (it never
+ * accepts and ignores). ^If the engine reports that it could not apply a
+ * limit, the sandbox is removed and the call fails with SBX_EDENIED naming
+ * the limit. ^On any failure nothing is left behind. The policy is copied.
+ *
+ * @param[out] out written only on success.
+ * Ownership: close with sbx_sandbox_close() (kills and removes) or
+ * sbx_sandbox_detach() (frees the handle and leaves the sandbox running
+ * until its deadline).
+ * Returns: 0, SBX_EINVALID, SBX_EUNSUPPORTED, SBX_ENOTFOUND (image),
+ * SBX_EDENIED, SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ETIMEOUT, SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_sandbox_create(sbx_sandbox **out, sbx_backend *b, const sbx_policy *p);
+
+/**
+ * Opens a handle on a sandbox that this library created earlier (from
+ * sbx_sandbox_id()). ^A container not labelled as a sandboxio sandbox is
+ * SBX_ENOTFOUND. Runs use the limits recorded in its labels.
+ * Returns: 0, SBX_EINVALID, SBX_ENOTFOUND, SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_sandbox_open(sbx_sandbox **out, sbx_backend *b, const char *id);
+
+/** The sandbox id. Lent for the handle's lifetime. */
+SBX_EXTERN const char *sbx_sandbox_id(const sbx_sandbox *s);
+
+/** The isolation tier the sandbox actually runs at. */
+SBX_EXTERN sbx_tier sbx_sandbox_tier(const sbx_sandbox *s);
+
+/**
+ * Kills and removes the sandbox and everything created for it on the host,
+ * then frees the handle. ^NULL is a harmless no-op. ^The handle is freed even
+ * when removal fails; the error is returned and the reaper finds what is left.
+ * Returns: 0, SBX_EENGINE, SBX_EUNAVAILABLE.
+ */
+SBX_EXTERN int sbx_sandbox_close(sbx_sandbox *s);
+
+/** Frees the handle and leaves the sandbox to live until its deadline. */
+SBX_EXTERN void sbx_sandbox_detach(sbx_sandbox *s);
+
+/* ===== Runs ===== */
+
+typedef enum {
+	SBX_RUN_EXITED = 0,  /* the program exited; exit_code holds its status */
+	SBX_RUN_TIMEOUT = 1, /* the deadline passed; the whole process tree was killed */
+	SBX_RUN_OOM = 2,     /* killed by the memory cap */
+	SBX_RUN_KILLED = 3,  /* killed by a signal (term_signal) */
+	SBX_RUN_ERROR = 4    /* the program could not be started (exit_code 126/127) */
+} sbx_run_status;
+
+/** Names a status: "exited", "timeout", "oom", "killed", "error". */
+SBX_EXTERN const char *sbx_run_status_name(sbx_run_status st);
+
+#define SBX_STREAM_STDOUT 1
+#define SBX_STREAM_STDERR 2
+
+/**
+ * Receives output as it arrives. Return 0 to go on, non-zero to cancel the
+ * run (its process tree is killed and the run returns SBX_ECANCELED).
+ */
+typedef int (*sbx_output_cb)(int stream, const char *data, size_t len, void *payload);
+
+typedef struct {
+	unsigned int version;
+	/** Extra plain environment, "NAME=VALUE" strings, NULL-terminated; added
+	 *  to the policy's. Copied. */
+	const char *const *env;
+	/** Working directory; NULL: the policy's. */
+	const char *workdir;
+	/** Bytes for the program's standard input; NULL: empty input. */
+	const void *stdin_data;
+	size_t stdin_len;
+	/** This run's deadline; 0: the policy's run (or run_code) timeout. ^Above
+	 *  the policy's value it is refused: a run can only narrow it. */
+	uint64_t timeout_ms;
+	/** Streaming callback, called on the calling thread; NULL: none. */
+	sbx_output_cb on_output;
+	void *payload;
+} sbx_run_options;
+
+#define SBX_RUN_OPTIONS_VERSION 1
+#define SBX_RUN_OPTIONS_INIT                                                                       \
+	{                                                                                          \
+		.version = SBX_RUN_OPTIONS_VERSION                                                 \
+	}
+
+/** Fills opts with defaults. Returns: 0, SBX_EINVALID, SBX_EVERSION. */
+SBX_EXTERN int sbx_run_options_init(sbx_run_options *opts, unsigned int version);
+
+/** What a run produced. Read-only for the caller; free with sbx_result_free(). */
+typedef struct {
+	unsigned int version;
+	sbx_run_status status;
+	int exit_code;	   /* exit status, or 128+signal when killed, 124 on timeout */
+	int term_signal;   /* the signal that ended it, or 0 */
+	char *stdout_data; /* NUL-terminated for convenience; may hold other NULs */
+	size_t stdout_len;
+	char *stderr_data;
+	size_t stderr_len;
+	int stdout_truncated; /* non-zero when more than the output cap was produced */
+	int stderr_truncated;
+	uint64_t stdout_total; /* bytes produced, captured or not */
+	uint64_t stderr_total;
+	uint64_t duration_ms;
+	uint64_t cpu_user_us; /* CPU time of the run's process tree */
+	uint64_t cpu_system_us;
+	uint64_t max_rss_kb; /* largest resident set of a process in the tree */
+} sbx_result;
+
+/** Frees a result. ^NULL is a harmless no-op. */
+SBX_EXTERN void sbx_result_free(sbx_result *r);
+
+/**
+ * Runs argv in the sandbox and waits for it.
+ *
+ * argv[0] is looked up in the sandbox's PATH. ^At the deadline the run's
+ * whole process tree is killed and the status is SBX_RUN_TIMEOUT. ^Output
+ * past the cap is counted and dropped, never held in memory. A run that
+ * started returns 0 whatever its own status; the status is in the result.
+ *
+ * @param[out] out written only on success.
+ * Returns: 0, SBX_EINVALID (empty argv, over 1 MiB of arguments), SBX_ECANCELED,
+ * SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ETIMEOUT (the engine itself did not
+ * answer by the deadline; the sandbox is then killed), SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_sandbox_run(sbx_result **out,
+			       sbx_sandbox *s,
+			       const char *const *argv,
+			       const sbx_run_options *opts);
+
+/**
+ * Runs source code: language "python" or "bash". The code is passed on
+ * standard input, so the options' stdin must be empty.
+ * Returns: as sbx_sandbox_run(), and SBX_EUNSUPPORTED for another language.
+ */
+SBX_EXTERN int sbx_sandbox_run_code(sbx_result **out,
+				    sbx_sandbox *s,
+				    const char *language,
+				    const char *code,
+				    size_t code_len,
+				    const sbx_run_options *opts);
+
+/* ===== Files ===== */
+
+/**
+ * Writes a file inside the sandbox (creating or replacing it) with the given
+ * permission bits. Files are moved through the sandbox's own process, so
+ * the path must be writable by the sandbox user (under /workspace or /tmp).
+ * Returns: 0, SBX_EINVALID, SBX_EDENIED, SBX_ENOTFOUND (no such directory),
+ * SBX_ETOOBIG (no space left), SBX_EENGINE, SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_sandbox_write_file(
+	sbx_sandbox *s, const char *path, const void *data, size_t len, unsigned int mode);
+
+/**
+ * Reads a file from the sandbox, at most max bytes (0: 64 MiB).
+ * @param[out] out the bytes, NUL-terminated; free with sbx_free().
+ * @param[out] len_out its length.
+ * Returns: 0, SBX_EINVALID, SBX_ENOTFOUND, SBX_EDENIED, SBX_ETOOBIG, SBX_EENGINE, SBX_ENOMEM.
+ */
+SBX_EXTERN int
+sbx_sandbox_read_file(void **out, size_t *len_out, sbx_sandbox *s, const char *path, size_t max);
+
+/* ===== Images ===== */
+
+/**
+ * Tells whether an image is present in the engine.
+ * Returns: 1 present, 0 absent, or SBX_EINVALID, SBX_EENGINE, SBX_EUNAVAILABLE.
+ */
+SBX_EXTERN int sbx_backend_image_exists(sbx_backend *b, const char *ref);
+
+/**
+ * Imports a root filesystem tarball as image ref (the Engine's image import;
+ * no registry is involved), with the sandbox user (1000:1000) and /workspace
+ * set in its config. Returns: 0, SBX_EINVALID, SBX_ENOTFOUND (no such file),
+ * SBX_EENGINE, SBX_EUNAVAILABLE, SBX_EUNSUPPORTED (not the docker backend).
+ */
+SBX_EXTERN int sbx_backend_import_image(sbx_backend *b, const char *tar_path, const char *ref);
+
+/* ===== Listing ===== */
+
+typedef struct {
+	const char *id;
+	const char *tenant;
+	const char *image;
+	const char *state; /* the engine's word: "running", "exited", ... */
+	int64_t created;   /* unix seconds */
+	int64_t deadline;  /* unix seconds */
+} sbx_sandbox_info;
+
+/** Called once per sandbox; return non-zero to stop the listing. */
+typedef int (*sbx_list_cb)(const sbx_sandbox_info *info, void *payload);
+
+/**
+ * Lists this library's sandboxes (by label), of one tenant or all (NULL).
+ * ^Containers not labelled as sandboxio's are never listed.
+ * Returns: 0, SBX_EINVALID, SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_backend_list(sbx_backend *b, const char *tenant, sbx_list_cb cb, void *payload);
+
+SBX_END_DECL
+
+#endif
