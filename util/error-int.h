@@ -1,0 +1,29 @@
+/*
+ * util/error-int.h: recording errors inside the library.
+ *
+ *	return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE, "create: HTTP %ld", st);
+ *
+ * records the message in the calling thread's record and returns the code.
+ * Messages pass through the redactor before they are stored (the one place
+ * where records are closed), so no rendering of an error sees a secret.
+ */
+#ifndef SBX_UTIL_ERROR_INT_H
+#define SBX_UTIL_ERROR_INT_H
+
+#include <sandboxio/errors.h>
+
+#define SBX_ERROR_MSG_MAX 1024
+
+int sbx__error_set(int code, sbx_error_class klass, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* As sbx__error_set, with errno e recorded and its text appended. */
+int sbx__error_os(int code, int e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Sets the HTTP status of the current record. */
+void sbx__error_http(long status);
+/* Prefixes the current record's message with "what: " and returns its code. */
+int sbx__error_wrap(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The current record's code. */
+int sbx__error_code(void);
+void sbx__error_clear(void);
+
+#endif
