@@ -1,0 +1,66 @@
+/*
+ * engine/docker-int.h: internals of the docker backend shared between its files.
+ */
+#ifndef SBX_ENGINE_DOCKER_INT_H
+#define SBX_ENGINE_DOCKER_INT_H
+
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "core/backend-int.h"
+#include "engine/http-int.h"
+#include "util/cleanup.h"
+
+struct docker {
+	struct sbx_http http;
+	char *init_path;
+	char *resolv_path; /* beside the init: the sandbox's /etc/resolv.conf */
+	int has_runsc;
+	char hostname[65];
+	char boot_id[40];
+};
+
+struct box {
+	char *id;
+	int dead; /* killed by the host (deadline or cancel): runs are refused */
+};
+
+/* jansson provides json_decrefp(). */
+#define _cleanup_json_ _sbx_cleanup_(json_decrefp)
+
+/* One Engine request with an optional JSON body and answer. A non-2xx status
+ * is an error carrying the Engine's message (SBX_ENOTFOUND for 404). */
+int sbx__docker_call(struct docker *d,
+		     const char *method,
+		     const char *path,
+		     json_t *body,
+		     long timeout_ms,
+		     long *status_out,
+		     json_t **out);
+/* Kills the sandbox's container (it is then removed by AutoRemove) and marks it dead. */
+int sbx__docker_kill(struct docker *d, struct box *b);
+/* Runs one request in the sandbox through `sbx-init run` under docker exec. */
+int sbx__docker_exec(struct docker *d,
+		     struct box *b,
+		     const struct sbx_run_req *req,
+		     sbx_result *res);
+uint64_t sbx__mono_ms(void);
+
+/* The seccomp profile given to every sandbox, as compact JSON; free() it. */
+char *sbx__seccomp_profile_json(void);
+
+/* Labels: every container of ours carries these. */
+#define SBX_LABEL_PREFIX "io.sandboxio."
+#define SBX_LABEL_MANAGED SBX_LABEL_PREFIX "managed-by"
+#define SBX_LABEL_MANAGED_VALUE "sandboxio"
+
+/* Where the init is mounted inside every sandbox, read-only. */
+#define SBX_INIT_MOUNT "/.sbx/init"
+#define SBX_SANDBOX_USER "1000:1000"
+
+/* Slack given to the engine past a run's own deadline before the host kills
+ * the sandbox itself. */
+#define SBX_RUN_GRACE_MS 5000
+
+#endif

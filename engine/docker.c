@@ -1,0 +1,818 @@
+/*
+ * engine/docker.c: the docker backend: the policy mapped onto a container.
+ *
+ * The container's HostConfig is built here from the policy alone, never from
+ * caller JSON, so there is no field a caller can slip in. Every sandbox:
+ * network none, CapDrop ALL, no-new-privileges, this project's seccomp
+ * profile, read-only root, uid 1000, private IPC/PID/cgroup namespaces, caps
+ * on CPU, memory (swap equal), pids, open files, core dumps and writable
+ * space, and the project's init as PID 1 (mounted read-only), which ends the
+ * sandbox at its deadline whatever happens to the host process. Create
+ * fails closed: engine Warnings, a limit read back that differs, or any
+ * failure after the container exists remove it before returning.
+ *
+ * Runs go through `docker exec` of `sbx-init run`, which puts the program in
+ * its own process group under a subreaper, kills the whole tree at the
+ * deadline, and reports output and status in frames (util/frame.h) on its
+ * stdout. Docker has no API to kill an exec; the host keeps a deadline of
+ * its own and kills the sandbox if the init does not answer in time.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <sandboxio.h>
+
+#include "cgroups/cgroups-int.h"
+#include "engine/docker-int.h"
+#include "engine/http-int.h"
+#include "util/buf.h"
+#include "util/cleanup.h"
+#include "util/error-int.h"
+#include "util/frame.h"
+
+#define DEFAULT_SOCK "/var/run/docker.sock"
+#define DEFAULT_API_TIMEOUT_MS 30000L
+
+uint64_t sbx__mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ===== Small helpers over the transport ===== */
+
+/* Performs a request and decodes a JSON answer (if wanted). Non-2xx is an error
+ * carrying the Engine's message, except statuses listed in ok_also. */
+int sbx__docker_call(struct docker *d,
+		     const char *method,
+		     const char *path,
+		     json_t *body,
+		     long timeout_ms,
+		     long *status_out,
+		     json_t **out)
+{
+	struct sbx_buf resp = {0};
+	char *text = NULL, msg[512];
+	long status = 0;
+	int rc;
+
+	if (body) {
+		text = json_dumps(body, JSON_COMPACT);
+		if (!text)
+			return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "encode request");
+	}
+	rc = sbx__http_call(&d->http, method, path, text, timeout_ms, &status, &resp);
+	free(text);
+	if (rc < 0) {
+		sbx__buf_clear(&resp);
+		return rc;
+	}
+	*status_out = status;
+	if (status >= 200 && status < 300) {
+		if (out) {
+			*out = resp.len ? json_loadb(resp.data, resp.len, 0, NULL) : json_object();
+			if (!*out) {
+				sbx__buf_clear(&resp);
+				return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE,
+						      "%s %s: the Engine's answer is not JSON",
+						      method, path);
+			}
+		}
+		sbx__buf_clear(&resp);
+		return 0;
+	}
+	sbx__http_message(&resp, msg, sizeof(msg));
+	sbx__buf_clear(&resp);
+	rc = sbx__error_set(status == 404 ? SBX_ENOTFOUND : SBX_EENGINE, SBX_ERRCLASS_ENGINE,
+			    "%s %s: HTTP %ld: %s", method, path, status, msg);
+	sbx__error_http(status);
+	return rc;
+}
+
+static char *escape(const char *s)
+{
+	char *e = curl_easy_escape(NULL, s, 0), *r;
+
+	if (!e)
+		return NULL;
+	r = strdup(e);
+	curl_free(e);
+	return r;
+}
+
+static int valid_id(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n > 128)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') ||
+		      (id[i] >= '0' && id[i] <= '9') || id[i] == '_' || id[i] == '-' ||
+		      id[i] == '.'))
+			return 0;
+	return 1;
+}
+
+/* ===== Backend open ===== */
+
+static int resolve_socket(char **out, const char *given)
+{
+	const char *env;
+
+	if (given) {
+		*out = strdup(given);
+	} else if ((env = secure_getenv("DOCKER_HOST")) && *env) {
+		if (strncmp(env, "unix://", 7) != 0)
+			return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_ENGINE,
+					      "DOCKER_HOST=%.200s: only a local engine over a "
+					      "unix:// socket is supported",
+					      env);
+		*out = strdup(env + 7);
+	} else {
+		*out = strdup(DEFAULT_SOCK);
+	}
+	return *out ? 0 : sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+}
+
+static int resolve_init(char **out, const char *given)
+{
+	const char *p = given;
+	struct stat st;
+
+	if (!p)
+		p = secure_getenv("SANDBOXIO_INIT");
+	if (!p || !*p)
+		p = SBX_LIBEXECDIR "/sbx-init";
+	if (p[0] != '/')
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_ENGINE,
+				      "init path '%.200s' must be absolute", p);
+	if (stat(p, &st) < 0)
+		return sbx__error_os(SBX_ENOTFOUND, errno,
+				     "sandbox init %.200s (build it with make, install it with "
+				     "make install, or set SANDBOXIO_INIT)",
+				     p);
+	if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXOTH))
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_ENGINE,
+				      "sandbox init %.200s is not an executable file that the "
+				      "sandbox user may run",
+				      p);
+	*out = strdup(p);
+	return *out ? 0 : sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+}
+
+/*
+ * The sandbox's /etc/resolv.conf: a file beside the init that names no
+ * server. Docker would otherwise copy the host's resolvers in, and a sandbox
+ * has no business knowing them, even without a route to reach them.
+ */
+static int resolve_resolv(char **out, const char *init_path)
+{
+	const char *slash = strrchr(init_path, '/');
+	struct stat st;
+
+	if (asprintf(out, "%.*s/sbx-resolv.conf", (int)(slash - init_path), init_path) < 0)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+	if (stat(*out, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > 4096)
+		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
+				      "%s is missing: it is installed beside the init, and every "
+				      "sandbox's /etc/resolv.conf is that file",
+				      *out);
+	return 0;
+}
+
+static void read_boot_id(char *dst, size_t n)
+{
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t r = fd >= 0 ? read(fd, dst, n - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	dst[r > 0 ? r : 0] = '\0';
+	dst[strcspn(dst, "\n")] = '\0';
+}
+
+static void d_free(void *state)
+{
+	struct docker *d = state;
+
+	if (!d)
+		return;
+	sbx__http_done(&d->http);
+	free(d->init_path);
+	free(d->resolv_path);
+	free(d);
+}
+
+static int d_open(void **state, const sbx_backend_options *o)
+{
+	_sbx_cleanup_free_ char *sock = NULL;
+	_cleanup_json_ json_t *info = NULL;
+	struct docker *d;
+	json_t *rt;
+	long status = 0;
+	int rc;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+	rc = resolve_socket(&sock, o ? o->socket_path : NULL);
+	if (rc == 0)
+		rc = sbx__http_init(&d->http, sock,
+				    o && o->api_timeout_ms ? (long)o->api_timeout_ms
+							   : DEFAULT_API_TIMEOUT_MS);
+	if (rc == 0)
+		rc = resolve_init(&d->init_path, o ? o->init_path : NULL);
+	if (rc == 0)
+		rc = resolve_resolv(&d->resolv_path, d->init_path);
+	if (rc == 0)
+		rc = sbx__docker_call(d, "GET", "/info", NULL, 0, &status, &info);
+	if (rc < 0) {
+		d_free(d);
+		return rc;
+	}
+	rt = json_object_get(json_object_get(info, "Runtimes"), "runsc");
+	d->has_runsc = rt != NULL;
+	gethostname(d->hostname, sizeof(d->hostname) - 1);
+	read_boot_id(d->boot_id, sizeof(d->boot_id));
+	*state = d;
+	return 0;
+}
+
+static int d_check(void *state, const sbx_policy *p)
+{
+	struct docker *d = state;
+
+	if (p->min_tier == SBX_TIER_MICROVM)
+		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_ENGINE,
+				      "the docker backend cannot provide the microvm tier; use a "
+				      "backend that runs a VM per sandbox");
+	if (p->min_tier == SBX_TIER_GVISOR && !d->has_runsc)
+		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_ENGINE,
+				      "the gvisor tier needs a 'runsc' runtime registered with "
+				      "dockerd, and this daemon has none");
+	return 0;
+}
+
+/* ===== Create ===== */
+
+static json_t *labels_for(
+	struct docker *d, const sbx_policy *p, const char *session, time_t created, time_t deadline)
+{
+	char buf[256];
+	json_t *l = json_object();
+
+	json_object_set_new(l, SBX_LABEL_MANAGED, json_string(SBX_LABEL_MANAGED_VALUE));
+	json_object_set_new(l, SBX_LABEL_PREFIX "tenant", json_string(p->tenant));
+	json_object_set_new(l, SBX_LABEL_PREFIX "session", json_string(session));
+	json_object_set_new(l, SBX_LABEL_PREFIX "owner-host", json_string(d->hostname));
+	json_object_set_new(l, SBX_LABEL_PREFIX "owner-boot", json_string(d->boot_id));
+	snprintf(buf, sizeof(buf), "%ld", (long)getpid());
+	json_object_set_new(l, SBX_LABEL_PREFIX "owner-pid", json_string(buf));
+	snprintf(buf, sizeof(buf), "%lld", (long long)created);
+	json_object_set_new(l, SBX_LABEL_PREFIX "created", json_string(buf));
+	snprintf(buf, sizeof(buf), "%lld", (long long)deadline);
+	json_object_set_new(l, SBX_LABEL_PREFIX "deadline", json_string(buf));
+	snprintf(buf, sizeof(buf),
+		 "cpu=%lld,memory=%lld,pids=%lld,disk=%lld,nofile=%lld,output=%lld",
+		 (long long)p->limit[SBX_LIMIT_CPU_MILLI], (long long)p->limit[SBX_LIMIT_MEMORY],
+		 (long long)p->limit[SBX_LIMIT_PIDS], (long long)p->limit[SBX_LIMIT_DISK],
+		 (long long)p->limit[SBX_LIMIT_NOFILE], (long long)p->limit[SBX_LIMIT_OUTPUT]);
+	json_object_set_new(l, SBX_LABEL_PREFIX "limits", json_string(buf));
+	snprintf(buf, sizeof(buf), "run=%llu,run_code=%llu",
+		 (unsigned long long)p->timeout_ms[SBX_TIMEOUT_RUN],
+		 (unsigned long long)p->timeout_ms[SBX_TIMEOUT_RUN_CODE]);
+	json_object_set_new(l, SBX_LABEL_PREFIX "timeouts", json_string(buf));
+	json_object_set_new(l, SBX_LABEL_PREFIX "workdir", json_string(p->workdir));
+	return l;
+}
+
+/*
+ * The writable space is split over the sandbox's tmpfs mounts so that their
+ * sizes add up to the disk cap: /workspace 7/8, /tmp 1/16, /dev/shm 1/16.
+ * tmpfs pages are charged to the sandbox's memory cgroup, so they never
+ * touch the host's disk (docs/threat-model.md says what that costs).
+ */
+static json_t *tmpfs_for(const sbx_policy *p, int64_t *shm)
+{
+	int64_t disk = p->limit[SBX_LIMIT_DISK];
+	int64_t tmp = disk / 16, work = disk - 2 * tmp;
+	char wbuf[160], tbuf[160];
+	json_t *t = json_object();
+
+	if (tmp < 4096)
+		tmp = 4096;
+	snprintf(wbuf, sizeof(wbuf), "rw,nosuid,nodev,size=%lld,uid=1000,gid=1000,mode=0700",
+		 (long long)work);
+	snprintf(tbuf, sizeof(tbuf), "rw,nosuid,nodev,noexec,size=%lld,mode=1777", (long long)tmp);
+	json_object_set_new(t, p->workdir, json_string(wbuf));
+	if (strcmp(p->workdir, "/tmp") != 0)
+		json_object_set_new(t, "/tmp", json_string(tbuf));
+	*shm = tmp;
+	return t;
+}
+
+static json_t *
+create_body(struct docker *d, const sbx_policy *p, const char *session, time_t deadline)
+{
+	_sbx_cleanup_free_ char *profile = sbx__seccomp_profile_json();
+	_sbx_cleanup_free_ char *seccomp = NULL, *bind = NULL, *resolv = NULL;
+	char deadline_s[32];
+	json_t *body, *hc, *env;
+	int64_t shm = 0;
+
+	if (!profile || asprintf(&seccomp, "seccomp=%s", profile) < 0 ||
+	    asprintf(&bind, "%s:" SBX_INIT_MOUNT ":ro", d->init_path) < 0 ||
+	    asprintf(&resolv, "%s:/etc/resolv.conf:ro", d->resolv_path) < 0)
+		return NULL;
+	snprintf(deadline_s, sizeof(deadline_s), "%lld", (long long)deadline);
+	env = json_array();
+	for (size_t i = 0; i < p->env_n; i++)
+		json_array_append_new(env, json_string(p->env[i]));
+	hc = json_pack("{s:s, s:[s], s:[s,s], s:b, s:b, s:s, s:s, s:s,"
+		       " s:I, s:I, s:I, s:I, s:I, s:[{s:s,s:I,s:I},{s:s,s:I,s:I}],"
+		       " s:o, s:[s,s], s:b, s:b, s:{s:s, s:{}}, s:I}",
+		       "NetworkMode", "none", "CapDrop", "ALL", "SecurityOpt",
+		       "no-new-privileges:true", seccomp, "ReadonlyRootfs", 1, "Privileged", 0,
+		       "IpcMode", "private", "PidMode", "", "CgroupnsMode", "private", "Memory",
+		       (json_int_t)p->limit[SBX_LIMIT_MEMORY], "MemorySwap",
+		       (json_int_t)p->limit[SBX_LIMIT_MEMORY], "NanoCpus",
+		       (json_int_t)p->limit[SBX_LIMIT_CPU_MILLI] * 1000000, "PidsLimit",
+		       (json_int_t)p->limit[SBX_LIMIT_PIDS], "ShmSize", (json_int_t)0, "Ulimits",
+		       "Name", "nofile", "Soft", (json_int_t)p->limit[SBX_LIMIT_NOFILE], "Hard",
+		       (json_int_t)p->limit[SBX_LIMIT_NOFILE], "Name", "core", "Soft",
+		       (json_int_t)0, "Hard", (json_int_t)0, "Tmpfs", tmpfs_for(p, &shm), "Binds",
+		       bind, resolv, "AutoRemove", 1, "Init", 0, "LogConfig", "Type", "none",
+		       "Config", "OomScoreAdj", (json_int_t)500);
+	if (!hc)
+		return NULL;
+	json_object_set_new(hc, "ShmSize", json_integer(shm));
+	if (p->min_tier == SBX_TIER_GVISOR)
+		json_object_set_new(hc, "Runtime", json_string("runsc"));
+	body = json_pack("{s:s, s:[s,s,s,s], s:[], s:s, s:s, s:o, s:o, s:b, s:b, s:b, s:b,"
+			 " s:b, s:s, s:o}",
+			 "Image", p->image, "Cmd", SBX_INIT_MOUNT, "pid1", "--deadline", deadline_s,
+			 "Entrypoint", "User", SBX_SANDBOX_USER, "WorkingDir", p->workdir, "Env",
+			 env, "Labels", labels_for(d, p, session, time(NULL), deadline),
+			 "NetworkDisabled", 1, "AttachStdin", 0, "AttachStdout", 0, "AttachStderr",
+			 0, "Tty", 0, "StopSignal", "SIGKILL", "HostConfig", hc);
+	return body;
+}
+
+static int remove_container(struct docker *d, const char *id)
+{
+	char path[256];
+	long status = 0;
+	int rc;
+
+	snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
+	rc = sbx__docker_call(d, "DELETE", path, NULL, 0, &status, NULL);
+	/* Gone already (AutoRemove at the init's deadline) or being removed: done. */
+	if (rc == SBX_ENOTFOUND || (rc < 0 && status == 409)) {
+		sbx__error_clear();
+		return 0;
+	}
+	return rc;
+}
+
+static int check_readback(struct docker *d, const char *id, const sbx_policy *p, long tmo)
+{
+	_cleanup_json_ json_t *info = NULL;
+	char path[256], why[256];
+	sbx_cgroup_limits lim;
+	json_t *hc, *st;
+	long status = 0;
+	int rc;
+
+	snprintf(path, sizeof(path), "/containers/%s/json", id);
+	rc = sbx__docker_call(d, "GET", path, NULL, tmo, &status, &info);
+	if (rc < 0)
+		return rc;
+	hc = json_object_get(info, "HostConfig");
+	st = json_object_get(info, "State");
+	if (!json_is_true(json_object_get(st, "Running")))
+		return sbx__error_set(
+			SBX_EENGINE, SBX_ERRCLASS_ENGINE,
+			"sandbox %.12s is not running right after start (state "
+			"%s, exit code %lld): is the init at %s usable?",
+			id, json_string_value(json_object_get(st, "Status")),
+			(long long)json_integer_value(json_object_get(st, "ExitCode")),
+			d->init_path);
+	if (strcmp(json_string_value(json_object_get(hc, "NetworkMode")) ?: "", "none") != 0 ||
+	    !json_is_true(json_object_get(hc, "ReadonlyRootfs")) ||
+	    json_is_true(json_object_get(hc, "Privileged")))
+		return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_ENGINE,
+				      "sandbox %.12s: the engine did not keep network none, a "
+				      "read-only root, or unprivileged mode",
+				      id);
+	rc = sbx__cgroup_read_limits(&lim, "/sys/fs/cgroup", "/proc",
+				     (pid_t)json_integer_value(json_object_get(st, "Pid")));
+	if (rc < 0)
+		return sbx__error_os(SBX_EDENIED, -rc,
+				     "sandbox %.12s: cannot read its limits back from its cgroup, "
+				     "so they cannot be verified",
+				     id);
+	if (sbx__cgroup_check(&lim, p->limit[SBX_LIMIT_MEMORY], p->limit[SBX_LIMIT_PIDS],
+			      p->limit[SBX_LIMIT_CPU_MILLI], why, sizeof(why)) < 0)
+		return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_CGROUPS,
+				      "sandbox %.12s: limits read back differ from the policy: %s",
+				      id, why);
+	return 0;
+}
+
+static long left_ms(uint64_t deadline)
+{
+	uint64_t now = sbx__mono_ms();
+
+	return now >= deadline ? 1 : (long)(deadline - now);
+}
+
+static int
+d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_tier *tier_out)
+{
+	struct docker *d = state;
+	_cleanup_json_ json_t *body = NULL, *resp = NULL, *img = NULL;
+	_sbx_cleanup_free_ char *ref = NULL, *id = NULL;
+	uint64_t deadline = sbx__mono_ms() + p->timeout_ms[SBX_TIMEOUT_CREATE];
+	unsigned char rnd[6];
+	char session[32], path[512];
+	json_t *warn;
+	struct box *b;
+	long status = 0;
+	int rc;
+
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+		return sbx__error_os(SBX_ERROR, errno, "getrandom");
+	snprintf(session, sizeof(session), "sbx-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2],
+		 rnd[3], rnd[4], rnd[5]);
+	ref = escape(p->image);
+	if (!ref)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+	snprintf(path, sizeof(path), "/images/%s/json", ref);
+	rc = sbx__docker_call(d, "GET", path, NULL, left_ms(deadline), &status, &img);
+	if (rc == SBX_ENOTFOUND)
+		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
+				      "image %s is not present: build the default image with "
+				      "'sandboxio image build', or load or pull %s into dockerd",
+				      p->image, p->image);
+	if (rc < 0)
+		return rc;
+	body = create_body(d, p, session,
+			   time(NULL) + (time_t)(p->timeout_ms[SBX_TIMEOUT_SANDBOX] / 1000 ?: 1));
+	if (!body)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "build create request");
+	snprintf(path, sizeof(path), "/containers/create?name=%s", session);
+	rc = sbx__docker_call(d, "POST", path, body, left_ms(deadline), &status, &resp);
+	if (rc < 0)
+		return sbx__error_wrap("create sandbox");
+	if (!json_is_string(json_object_get(resp, "Id")))
+		return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE,
+				      "create sandbox: the Engine's answer has no Id");
+	id = strdup(json_string_value(json_object_get(resp, "Id")));
+	if (!id)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+	warn = json_object_get(resp, "Warnings");
+	if (json_array_size(warn) > 0) {
+		char all[512] = "";
+		size_t i;
+		json_t *w;
+
+		json_array_foreach(warn, i, w)
+		{
+			size_t n = strlen(all);
+			snprintf(all + n, sizeof(all) - n, "%s%s", n ? "; " : "",
+				 json_string_value(w) ?: "?");
+		}
+		rc = sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_ENGINE,
+				    "the engine could not apply every limit, so the sandbox was "
+				    "removed: %s",
+				    all);
+		goto rollback;
+	}
+	snprintf(path, sizeof(path), "/containers/%s/start", id);
+	rc = sbx__docker_call(d, "POST", path, NULL, left_ms(deadline), &status, NULL);
+	if (rc < 0) {
+		sbx__error_wrap("start sandbox");
+		goto rollback;
+	}
+	rc = check_readback(d, id, p, left_ms(deadline));
+	if (rc < 0)
+		goto rollback;
+	if (sbx__mono_ms() > deadline) {
+		rc = sbx__error_set(SBX_ETIMEOUT, SBX_ERRCLASS_ENGINE,
+				    "create: the %llu ms create deadline passed",
+				    (unsigned long long)p->timeout_ms[SBX_TIMEOUT_CREATE]);
+		goto rollback;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+		goto rollback;
+	}
+	b->id = strdup(id);
+	if (!b->id) {
+		free(b);
+		rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+		goto rollback;
+	}
+	*box_out = b;
+	*id_out = SBX_STEAL(&id);
+	*tier_out = p->min_tier == SBX_TIER_GVISOR ? SBX_TIER_GVISOR : SBX_TIER_CONTAINER;
+	return 0;
+rollback : {
+	/* Keep the first error: removal must not overwrite why create failed. */
+	sbx_error saved = *sbx_error_last();
+	char msg[SBX_ERROR_MSG_MAX];
+
+	snprintf(msg, sizeof(msg), "%s", saved.message);
+	remove_container(d, id);
+	sbx__error_set(rc, saved.klass, "%s", msg);
+	sbx__error_http(saved.http_status);
+}
+	return rc;
+}
+
+/* ===== Open an existing sandbox ===== */
+
+static int parse_kv_label(const char *text, const char *key, uint64_t *out)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = text; p && *p;) {
+		if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(p + kl + 1, &end, 10);
+			if (errno || (*end && *end != ','))
+				return -1;
+			*out = v;
+			return 0;
+		}
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+static int
+d_open_box(void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier *tier_out)
+{
+	static const struct {
+		const char *key;
+		sbx_limit_kind kind;
+	} lk[] = {{"cpu", SBX_LIMIT_CPU_MILLI}, {"memory", SBX_LIMIT_MEMORY},
+		  {"pids", SBX_LIMIT_PIDS},	{"disk", SBX_LIMIT_DISK},
+		  {"nofile", SBX_LIMIT_NOFILE}, {"output", SBX_LIMIT_OUTPUT}};
+	struct docker *d = state;
+	_cleanup_json_ json_t *info = NULL;
+	const char *limits, *timeouts, *managed, *workdir, *tenant;
+	char path[256];
+	json_t *labels;
+	struct box *b;
+	uint64_t v;
+	long status = 0;
+	int rc;
+
+	if (!valid_id(id))
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_ENGINE,
+				      "'%.64s' is not a sandbox id", id);
+	snprintf(path, sizeof(path), "/containers/%s/json", id);
+	rc = sbx__docker_call(d, "GET", path, NULL, 0, &status, &info);
+	if (rc == SBX_ENOTFOUND)
+		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE, "no sandbox '%.64s'", id);
+	if (rc < 0)
+		return rc;
+	labels = json_object_get(json_object_get(info, "Config"), "Labels");
+	managed = json_string_value(json_object_get(labels, SBX_LABEL_MANAGED));
+	limits = json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "limits"));
+	timeouts = json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "timeouts"));
+	workdir = json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "workdir"));
+	tenant = json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "tenant"));
+	if (!managed || strcmp(managed, SBX_LABEL_MANAGED_VALUE) != 0)
+		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
+				      "container '%.64s' is not a sandboxio sandbox", id);
+	if (!limits || !timeouts || !workdir || !tenant)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_ENGINE,
+				      "sandbox '%.64s' has incomplete labels", id);
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(lk); i++)
+		if (parse_kv_label(limits, lk[i].key, &v) < 0 ||
+		    sbx_policy_set_limit(p, lk[i].kind, (int64_t)v) < 0)
+			return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_ENGINE,
+					      "sandbox '%.64s': label limits has a bad %s", id,
+					      lk[i].key);
+	if (parse_kv_label(timeouts, "run", &v) < 0 ||
+	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN, v) < 0 ||
+	    parse_kv_label(timeouts, "run_code", &v) < 0 ||
+	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN_CODE, v) < 0 ||
+	    sbx_policy_set_workdir(p, workdir) < 0 || sbx_policy_set_tenant(p, tenant) < 0)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_ENGINE,
+				      "sandbox '%.64s': labels timeouts, workdir or tenant are bad",
+				      id);
+	b = calloc(1, sizeof(*b));
+	if (!b || !(b->id = strdup(id))) {
+		free(b);
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+	}
+	*box_out = b;
+	*tier_out = strcmp(json_string_value(
+				   json_object_get(json_object_get(info, "HostConfig"), "Runtime"))
+				   ?: "",
+			   "runsc") == 0
+			    ? SBX_TIER_GVISOR
+			    : SBX_TIER_CONTAINER;
+	return 0;
+}
+
+static void d_release(void *state, void *box)
+{
+	struct box *b = box;
+
+	(void)state;
+	if (!b)
+		return;
+	free(b->id);
+	free(b);
+}
+
+static int d_destroy(void *state, void *box)
+{
+	struct box *b = box;
+	int rc;
+
+	if (!b)
+		return 0;
+	rc = remove_container(state, b->id);
+	d_release(state, b);
+	return rc;
+}
+
+int sbx__docker_kill(struct docker *d, struct box *b)
+{
+	char path[256];
+	long status = 0;
+
+	b->dead = 1;
+	snprintf(path, sizeof(path), "/containers/%s/kill?signal=SIGKILL", b->id);
+	return sbx__docker_call(d, "POST", path, NULL, 0, &status, NULL);
+}
+
+static int d_run(void *state, void *box, const struct sbx_run_req *req, sbx_result *res)
+{
+	return sbx__docker_exec(state, box, req, res);
+}
+
+/* ===== Listing and images ===== */
+
+static int d_list(void *state, const char *tenant, sbx_list_cb cb, void *payload)
+{
+	struct docker *d = state;
+	_cleanup_json_ json_t *filters = NULL, *list = NULL;
+	_sbx_cleanup_free_ char *ftext = NULL, *fesc = NULL;
+	char path[1024];
+	json_t *c;
+	size_t i;
+	long status = 0;
+	int rc;
+
+	filters = json_pack("{s:[s]}", "label", SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE);
+	if (tenant) {
+		char lab[128];
+		snprintf(lab, sizeof(lab), SBX_LABEL_PREFIX "tenant=%.63s", tenant);
+		json_array_append_new(json_object_get(filters, "label"), json_string(lab));
+	}
+	ftext = json_dumps(filters, JSON_COMPACT);
+	fesc = ftext ? escape(ftext) : NULL;
+	if (!fesc)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+	snprintf(path, sizeof(path), "/containers/json?all=1&filters=%s", fesc);
+	rc = sbx__docker_call(d, "GET", path, NULL, 0, &status, &list);
+	if (rc < 0)
+		return rc;
+	json_array_foreach(list, i, c)
+	{
+		json_t *labels = json_object_get(c, "Labels");
+		const char *created =
+			json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "created"));
+		const char *deadline =
+			json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "deadline"));
+		sbx_sandbox_info info = {
+			.id = json_string_value(json_object_get(c, "Id")),
+			.tenant = json_string_value(
+				json_object_get(labels, SBX_LABEL_PREFIX "tenant")),
+			.image = json_string_value(json_object_get(c, "Image")),
+			.state = json_string_value(json_object_get(c, "State")),
+			.created = created ? strtoll(created, NULL, 10) : 0,
+			.deadline = deadline ? strtoll(deadline, NULL, 10) : 0,
+		};
+		/* A label can hold anything: only list what we can describe. */
+		if (!info.id || !info.tenant)
+			continue;
+		if (!info.image)
+			info.image = "";
+		if (!info.state)
+			info.state = "";
+		if (cb(&info, payload) != 0)
+			break;
+	}
+	return 0;
+}
+
+static int d_image_exists(void *state, const char *ref)
+{
+	_sbx_cleanup_free_ char *esc = escape(ref);
+	char path[512];
+	long status = 0;
+	int rc;
+
+	if (!esc)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+	snprintf(path, sizeof(path), "/images/%s/json", esc);
+	rc = sbx__docker_call(state, "GET", path, NULL, 0, &status, NULL);
+	if (rc == SBX_ENOTFOUND) {
+		sbx__error_clear();
+		return 0;
+	}
+	return rc < 0 ? rc : 1;
+}
+
+static int d_import_image(void *state, const char *tar_path, const char *ref)
+{
+	struct docker *d = state;
+	_sbx_cleanup_free_ char *repo = NULL, *erepo = NULL, *etag = NULL, *c1 = NULL, *c2 = NULL;
+	struct sbx_buf resp = {0};
+	char path[1024], *colon, *line, *save = NULL;
+	long status = 0;
+	int rc;
+
+	repo = strdup(ref);
+	if (!repo)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+	colon = strrchr(repo, ':');
+	if (colon && !strchr(colon, '/'))
+		*colon++ = '\0';
+	else
+		colon = (char *)"latest";
+	erepo = escape(repo);
+	etag = escape(colon);
+	c1 = escape("USER " SBX_SANDBOX_USER);
+	c2 = escape("WORKDIR /workspace");
+	if (!erepo || !etag || !c1 || !c2)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+	snprintf(path, sizeof(path),
+		 "/images/create?fromSrc=-&repo=%s&tag=%s&changes=%s&changes=%s", erepo, etag, c1,
+		 c2);
+	rc = sbx__http_upload(&d->http, path, tar_path, 600000, &status, &resp);
+	if (rc < 0) {
+		sbx__buf_clear(&resp);
+		return rc;
+	}
+	if (status != 200) {
+		char msg[512];
+		sbx__http_message(&resp, msg, sizeof(msg));
+		sbx__buf_clear(&resp);
+		return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE, "import %s: HTTP %ld: %s",
+				      ref, status, msg);
+	}
+	/* The answer is a stream of JSON progress objects; any "error" fails it. */
+	for (line = strtok_r(resp.data, "\r\n", &save); line;
+	     line = strtok_r(NULL, "\r\n", &save)) {
+		json_t *o = json_loads(line, 0, NULL);
+		const char *err = json_string_value(json_object_get(o, "error"));
+		if (err)
+			rc = sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE, "import %s: %s", ref,
+					    err);
+		json_decref(o);
+	}
+	sbx__buf_clear(&resp);
+	return rc;
+}
+
+const struct sbx_backend_ops sbx__docker_ops = {
+	.version = SBX_BACKEND_OPS_VERSION,
+	.name = "docker",
+	.open = d_open,
+	.free = d_free,
+	.check = d_check,
+	.create = d_create,
+	.open_box = d_open_box,
+	.run = d_run,
+	.destroy = d_destroy,
+	.release = d_release,
+	.list = d_list,
+	.image_exists = d_image_exists,
+	.import_image = d_import_image,
+};

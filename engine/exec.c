@@ -1,0 +1,317 @@
+/*
+ * engine/exec.c: one run in a docker sandbox.
+ *
+ * `docker exec` starts `sbx-init run` (util/frame.h) with the run's argv,
+ * environment and deadline; the hijacked connection carries the program's
+ * stdin to it and the Engine's multiplexed stream back. Inside that stream
+ * the init's stdout holds frames, which the decoder checks strictly: the
+ * init shares the sandbox with the untrusted program, so every byte is
+ * treated as hostile. The host keeps its own deadline (the run's plus a
+ * grace) and kills the sandbox when the init does not answer by then.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <sandboxio.h>
+
+#include "engine/docker-int.h"
+#include "util/buf.h"
+#include "util/error-int.h"
+#include "util/frame.h"
+
+#define MUX_HDR 8
+#define MUX_FRAME_MAX (1u << 20)
+#define INIT_DIAG_MAX 4096
+
+struct run_io {
+	const struct sbx_run_req *req;
+	struct sbx_buf out, err, diag; /* program stdout, stderr; the init's own stderr */
+	struct sbx_frame_decoder dec;
+	struct sbx_frame_exit exit;
+	int have_exit;
+	int canceled;
+	/* Engine stream demultiplexer. */
+	unsigned char mux_hdr[MUX_HDR];
+	size_t mux_hdr_have;
+	uint32_t mux_left;
+	int mux_stream;
+	int mux_error;
+};
+
+static int on_frame(int type, const unsigned char *p, size_t len, void *arg)
+{
+	struct run_io *io = arg;
+	struct sbx_buf *dst = NULL;
+	int stream = 0;
+
+	switch ((enum sbx_frame_type)type) {
+	case SBX_FRAME_STDOUT:
+		dst = &io->out;
+		stream = SBX_STREAM_STDOUT;
+		break;
+	case SBX_FRAME_STDERR:
+	case SBX_FRAME_ERROR:
+		dst = &io->err;
+		stream = SBX_STREAM_STDERR;
+		break;
+	case SBX_FRAME_EXIT:
+		if (sbx__frame_exit_decode(&io->exit, p, len) < 0)
+			return -1;
+		io->have_exit = 1;
+		return 0;
+	}
+	if (!dst)
+		return -1;
+	if (sbx__buf_append(dst, p, len) < 0)
+		return -2;
+	if (io->req->on_output &&
+	    io->req->on_output(stream, (const char *)p, len, io->req->payload) != 0) {
+		io->canceled = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Feeds bytes of the Engine's multiplexed stream: [type,0,0,0,len(4)] payload. */
+static int demux(struct run_io *io, const unsigned char *p, size_t n)
+{
+	while (n) {
+		if (io->mux_left == 0) {
+			size_t take = MUX_HDR - io->mux_hdr_have;
+			if (take > n)
+				take = n;
+			memcpy(io->mux_hdr + io->mux_hdr_have, p, take);
+			io->mux_hdr_have += take;
+			p += take;
+			n -= take;
+			if (io->mux_hdr_have < MUX_HDR)
+				return 0;
+			io->mux_hdr_have = 0;
+			io->mux_stream = io->mux_hdr[0];
+			io->mux_left = (uint32_t)io->mux_hdr[4] << 24 |
+				       (uint32_t)io->mux_hdr[5] << 16 |
+				       (uint32_t)io->mux_hdr[6] << 8 | io->mux_hdr[7];
+			if (io->mux_stream > 2 || io->mux_hdr[1] || io->mux_hdr[2] ||
+			    io->mux_hdr[3] || io->mux_left > MUX_FRAME_MAX)
+				return -1;
+			continue;
+		}
+		size_t take = n < io->mux_left ? n : io->mux_left;
+		if (io->mux_stream == 1) {
+			int rc = sbx__frame_feed(&io->dec, p, take, on_frame, io);
+			if (rc != 0)
+				return rc;
+		} else {
+			/* The init's own stderr: diagnostics, bounded. */
+			sbx__buf_append(&io->diag, p, take);
+		}
+		p += take;
+		n -= take;
+		io->mux_left -= (uint32_t)take;
+	}
+	return 0;
+}
+
+static json_t *exec_body(const struct sbx_run_req *req)
+{
+	char dl[32];
+	json_t *cmd, *env;
+
+	snprintf(dl, sizeof(dl), "%llu", (unsigned long long)req->timeout_ms);
+	cmd = json_pack("[s,s,s,s,s,s,s]", SBX_INIT_MOUNT, "run", "--deadline-ms", dl, "--cwd",
+			req->workdir, "--");
+	env = json_array();
+	if (!cmd || !env)
+		goto fail;
+	for (size_t i = 0; req->argv[i]; i++)
+		if (json_array_append_new(cmd, json_string(req->argv[i])) < 0)
+			goto fail;
+	for (size_t i = 0; req->env && req->env[i]; i++)
+		if (json_array_append_new(env, json_string(req->env[i])) < 0)
+			goto fail;
+	return json_pack("{s:b,s:b,s:b,s:b,s:o,s:o,s:s,s:s,s:b}", "AttachStdin", 1, "AttachStdout",
+			 1, "AttachStderr", 1, "Tty", 0, "Cmd", cmd, "Env", env, "User",
+			 SBX_SANDBOX_USER, "WorkingDir", "/", "Privileged", 0);
+fail:
+	json_decref(cmd);
+	json_decref(env);
+	return NULL;
+}
+
+static void fill_result(struct run_io *io, sbx_result *res)
+{
+	const struct sbx_frame_exit *e = &io->exit;
+
+	switch ((enum sbx_frame_status)e->status) {
+	case SBX_FRAME_ST_EXITED:
+		res->status = SBX_RUN_EXITED;
+		break;
+	case SBX_FRAME_ST_SIGNALED:
+		res->status = (e->flags & SBX_FRAME_F_OOM) && e->signal == 9 ? SBX_RUN_OOM
+									     : SBX_RUN_KILLED;
+		break;
+	case SBX_FRAME_ST_TIMEOUT:
+		res->status = SBX_RUN_TIMEOUT;
+		break;
+	case SBX_FRAME_ST_EXECFAIL:
+		res->status = SBX_RUN_ERROR;
+		break;
+	}
+	res->exit_code = e->code;
+	res->term_signal = (int)e->signal;
+	res->cpu_user_us = e->utime_us;
+	res->cpu_system_us = e->stime_us;
+	res->max_rss_kb = e->maxrss_kb;
+}
+
+int sbx__docker_exec(struct docker *d,
+		     struct box *b,
+		     const struct sbx_run_req *req,
+		     sbx_result *res)
+{
+	_cleanup_json_ json_t *body = NULL, *resp = NULL;
+	struct sbx_hijack hj = {.fd = -1};
+	struct run_io io = {.req = req};
+	const unsigned char *in = req->stdin_data;
+	size_t in_left = req->stdin_len;
+	uint64_t start = sbx__mono_ms(), deadline;
+	char path[256], body_start[64];
+	long status = 0;
+	int rc = 0, eof = 0, host_timeout = 0;
+	unsigned char buf[65536];
+
+	if (b->dead)
+		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
+				      "sandbox %.12s was killed at an earlier deadline or cancel",
+				      b->id);
+	deadline = start + req->timeout_ms + SBX_RUN_GRACE_MS;
+	io.out.cap = (size_t)req->output_cap;
+	io.err.cap = (size_t)req->output_cap;
+	io.diag.cap = INIT_DIAG_MAX;
+	sbx__frame_decoder_init(&io.dec);
+	body = exec_body(req);
+	if (!body)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "build exec request");
+	snprintf(path, sizeof(path), "/containers/%s/exec", b->id);
+	rc = sbx__docker_call(d, "POST", path, body, 0, &status, &resp);
+	if (rc == SBX_ENOTFOUND || (rc < 0 && status == 409))
+		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
+				      "sandbox %.12s is gone or not running (its deadline may "
+				      "have passed)",
+				      b->id);
+	if (rc < 0)
+		return rc;
+	if (!json_is_string(json_object_get(resp, "Id")))
+		return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE, "exec: no Id in answer");
+	snprintf(path, sizeof(path), "/exec/%.128s/start",
+		 json_string_value(json_object_get(resp, "Id")));
+	snprintf(body_start, sizeof(body_start), "{\"Detach\":false,\"Tty\":false}");
+	rc = sbx__http_hijack(&d->http, path, body_start, 0, &hj);
+	if (rc < 0)
+		return rc;
+	if (hj.pre_len)
+		rc = demux(&io, hj.pre, hj.pre_len);
+	if (in_left == 0)
+		shutdown(hj.fd, SHUT_WR);
+	while (rc == 0 && !eof) {
+		struct pollfd pfd = {.fd = hj.fd, .events = POLLIN | (in_left ? POLLOUT : 0)};
+		uint64_t now = sbx__mono_ms();
+		ssize_t r;
+
+		if (now >= deadline) {
+			host_timeout = 1;
+			break;
+		}
+		if (poll(&pfd, 1, (int)(deadline - now)) < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = sbx__error_os(SBX_EENGINE, errno, "poll");
+			break;
+		}
+		if (in_left && (pfd.revents & (POLLOUT | POLLERR | POLLHUP))) {
+			ssize_t w = send(hj.fd, in, in_left > 65536 ? 65536 : in_left,
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (w > 0) {
+				in += w;
+				in_left -= (size_t)w;
+			} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+				in_left = 0; /* the program stopped reading: drop the rest */
+			}
+			if (in_left == 0)
+				shutdown(hj.fd, SHUT_WR);
+		}
+		if (pfd.revents & (POLLIN | POLLHUP | POLLERR)) {
+			r = recv(hj.fd, buf, sizeof(buf), MSG_DONTWAIT);
+			if (r < 0) {
+				if (errno == EAGAIN || errno == EINTR)
+					continue;
+				rc = sbx__error_os(SBX_EENGINE, errno, "read exec stream");
+				break;
+			}
+			if (r == 0) {
+				eof = 1;
+				break;
+			}
+			rc = demux(&io, buf, (size_t)r);
+		}
+	}
+	sbx__hijack_close(&hj);
+	res->duration_ms = sbx__mono_ms() - start;
+	if (rc == 1 && io.canceled) {
+		sbx__docker_kill(d, b);
+		rc = sbx__error_set(SBX_ECANCELED, SBX_ERRCLASS_ENGINE,
+				    "run canceled by the output callback; sandbox %.12s was killed",
+				    b->id);
+		goto out;
+	}
+	if (rc == -2) {
+		rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory for output");
+		goto out;
+	}
+	if (rc < 0 && sbx__error_code() == SBX_OK) {
+		/* A protocol violation: the sandbox is not trusted any further. */
+		sbx__docker_kill(d, b);
+		rc = sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_INIT,
+				    "sandbox %.12s broke the run protocol, so it was killed",
+				    b->id);
+		goto out;
+	}
+	if (rc < 0)
+		goto out;
+	if (host_timeout) {
+		/* The init did not end the run by its deadline: end the sandbox. */
+		sbx__docker_kill(d, b);
+		io.exit = (struct sbx_frame_exit){.status = SBX_FRAME_ST_TIMEOUT, .code = 124};
+		io.have_exit = 1;
+	}
+	if (!io.have_exit) {
+		rc = sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_INIT,
+				    "sandbox %.12s: the run ended without an exit report%s%.*s",
+				    b->id, io.diag.len ? ": " : "", (int)io.diag.len,
+				    io.diag.data ? io.diag.data : "");
+		goto out;
+	}
+	fill_result(&io, res);
+	res->stdout_len = io.out.len;
+	res->stderr_len = io.err.len;
+	res->stdout_total = io.out.total;
+	res->stderr_total = io.err.total;
+	res->stdout_truncated = io.out.truncated;
+	res->stderr_truncated = io.err.truncated;
+	res->stdout_data = sbx__buf_steal(&io.out);
+	res->stderr_data = sbx__buf_steal(&io.err);
+	if (!res->stdout_data || !res->stderr_data)
+		rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+	else
+		rc = 0;
+out:
+	sbx__buf_clear(&io.out);
+	sbx__buf_clear(&io.err);
+	sbx__buf_clear(&io.diag);
+	return rc;
+}
