@@ -1,0 +1,44 @@
+#!/bin/sh
+# setup.sh: makes a Debian machine ready to build and test sandboxio.
+# Installs the build and test packages (if any is missing), starts dockerd
+# when no daemon answers on its socket, and builds the project. Idempotent.
+set -eu
+cd "$(dirname "$0")/.."
+
+PKGS="build-essential pkg-config clang-format libcurl4-openssl-dev libjansson-dev
+libcmocka-dev libnl-3-dev libnl-route-3-dev libseccomp-dev libcap-dev
+docker.io mmdebstrap iproute2 nftables python3 python3-docker curl"
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "setup: installing$missing"
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+fi
+
+sock=/var/run/docker.sock
+if ! curl -fsS --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1; then
+	echo "setup: starting dockerd"
+	if command -v systemctl >/dev/null 2>&1 && systemctl is-system-running >/dev/null 2>&1; then
+		$SUDO systemctl start docker
+	else
+		$SUDO sh -c 'nohup dockerd >/var/log/dockerd.log 2>&1 &'
+	fi
+	i=0
+	until curl -fsS --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1; do
+		i=$((i + 1))
+		if [ "$i" -gt 60 ]; then
+			echo "setup: dockerd did not answer on $sock within 60 s; see /var/log/dockerd.log" >&2
+			exit 1
+		fi
+		sleep 1
+	done
+fi
+
+make -j"$(nproc)" all
