@@ -1,0 +1,217 @@
+/*
+ * util/frame.c: encoder and strict incremental decoder for the framed
+ * protocol between sbx-init and the host (see util/frame.h).
+ *
+ * The same object is linked into the static init and into the library, so it
+ * depends on nothing beyond the C library's string functions. The decoder is
+ * the host's first contact with bytes an untrusted program may have shaped,
+ * so every check fails closed and the first error is sticky: once the stream
+ * is wrong nothing later in it can be trusted to be aligned on a frame.
+ */
+#include "util/frame.h"
+
+#include <string.h>
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+	put_u32(p, (uint32_t)(v >> 32));
+	put_u32(p + 4, (uint32_t)v);
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+	return (uint64_t)get_u32(p) << 32 | get_u32(p + 4);
+}
+
+void sbx__frame_header(unsigned char hdr[SBX_FRAME_HDR], int type, uint32_t len)
+{
+	hdr[0] = SBX_FRAME_MAGIC;
+	hdr[1] = (unsigned char)type;
+	hdr[2] = 0;
+	hdr[3] = 0;
+	put_u32(hdr + 4, len);
+}
+
+void sbx__frame_exit_encode(unsigned char out[SBX_FRAME_EXIT_LEN], const struct sbx_frame_exit *e)
+{
+	put_u32(out, e->status);
+	put_u32(out + 4, (uint32_t)e->code);
+	put_u32(out + 8, e->signal);
+	put_u32(out + 12, e->flags);
+	put_u64(out + 16, e->utime_us);
+	put_u64(out + 24, e->stime_us);
+	put_u64(out + 32, e->maxrss_kb);
+}
+
+/* Linux signal numbers run from 1 to SIGRTMAX, which is 64 on every arch. */
+#define SIG_LIMIT 64u
+
+int sbx__frame_exit_decode(struct sbx_frame_exit *out, const unsigned char *p, size_t len)
+{
+	struct sbx_frame_exit e;
+
+	if (!p || len != SBX_FRAME_EXIT_LEN)
+		return -1;
+	e.status = get_u32(p);
+	e.code = (int32_t)get_u32(p + 4);
+	e.signal = get_u32(p + 8);
+	e.flags = get_u32(p + 12);
+	e.utime_us = get_u64(p + 16);
+	e.stime_us = get_u64(p + 24);
+	e.maxrss_kb = get_u64(p + 32);
+
+	/*
+	 * Only combinations the init can produce are accepted, so a host that
+	 * trusts a decoded status never sees, say, a "signal" of 4000 or an
+	 * exit code outside what a wait status can carry.
+	 */
+	if (e.flags & ~SBX_FRAME_F_OOM)
+		return -1;
+	if (e.code < 0 || e.code > 255 || e.signal > SIG_LIMIT)
+		return -1;
+	switch ((enum sbx_frame_status)e.status) {
+	case SBX_FRAME_ST_EXITED:
+		if (e.signal != 0)
+			return -1;
+		break;
+	case SBX_FRAME_ST_SIGNALED:
+		if (e.signal == 0 || e.code != 128 + (int32_t)e.signal)
+			return -1;
+		break;
+	case SBX_FRAME_ST_TIMEOUT:
+		if (e.code != 124)
+			return -1;
+		break;
+	case SBX_FRAME_ST_EXECFAIL:
+		if (e.code != 126 && e.code != 127)
+			return -1;
+		break;
+	default:
+		return -1;
+	}
+	if (out)
+		*out = e;
+	return 0;
+}
+
+void sbx__frame_decoder_init(struct sbx_frame_decoder *d)
+{
+	d->have = 0;
+	d->done = 0;
+	d->error = 0;
+}
+
+static int fail(struct sbx_frame_decoder *d)
+{
+	d->error = 1;
+	return -1;
+}
+
+/* Checks a complete header; returns the payload length or -1. */
+static long check_header(const unsigned char *h)
+{
+	uint32_t len;
+
+	if (h[0] != SBX_FRAME_MAGIC || h[2] != 0 || h[3] != 0)
+		return -1;
+	len = get_u32(h + 4);
+	if (len > SBX_FRAME_MAX)
+		return -1;
+	switch ((enum sbx_frame_type)h[1]) {
+	case SBX_FRAME_STDOUT:
+	case SBX_FRAME_STDERR:
+	case SBX_FRAME_ERROR:
+		break;
+	case SBX_FRAME_EXIT:
+		if (len != SBX_FRAME_EXIT_LEN)
+			return -1;
+		break;
+	default:
+		return -1;
+	}
+	return (long)len;
+}
+
+/*
+ * Data after a callback's non-zero return is not consumed; the decoder is
+ * marked failed so a caller cannot resume mid-stream out of alignment.
+ */
+int sbx__frame_feed(struct sbx_frame_decoder *d,
+		    const unsigned char *data,
+		    size_t len,
+		    sbx_frame_cb cb,
+		    void *arg)
+{
+	size_t off = 0;
+
+	if (d->error)
+		return -1;
+	if (len == 0)
+		return 0;
+	if (!data)
+		return fail(d);
+
+	while (off < len) {
+		size_t want, n;
+		long plen;
+		int type, rc;
+
+		if (d->done)
+			return fail(d);
+
+		/* Reject a bad magic byte as soon as it arrives. */
+		if (d->have == 0 && data[off] != SBX_FRAME_MAGIC)
+			return fail(d);
+
+		if (d->have < SBX_FRAME_HDR) {
+			want = SBX_FRAME_HDR - d->have;
+			n = len - off < want ? len - off : want;
+			memcpy(d->buf + d->have, data + off, n);
+			d->have += n;
+			off += n;
+			if (d->have < SBX_FRAME_HDR)
+				break;
+		}
+
+		plen = check_header(d->buf);
+		if (plen < 0)
+			return fail(d);
+
+		want = SBX_FRAME_HDR + (size_t)plen - d->have;
+		n = len - off < want ? len - off : want;
+		memcpy(d->buf + d->have, data + off, n);
+		d->have += n;
+		off += n;
+		if (d->have < SBX_FRAME_HDR + (size_t)plen)
+			break;
+
+		type = d->buf[1];
+		if (type == SBX_FRAME_EXIT) {
+			if (sbx__frame_exit_decode(NULL, d->buf + SBX_FRAME_HDR, (size_t)plen) != 0)
+				return fail(d);
+			d->done = 1;
+		}
+		d->have = 0;
+		if (cb) {
+			rc = cb(type, d->buf + SBX_FRAME_HDR, (size_t)plen, arg);
+			if (rc != 0) {
+				d->error = 1;
+				return rc;
+			}
+		}
+	}
+	return 0;
+}
