@@ -1,0 +1,601 @@
+/*
+ * init/run.c: `sbx-init run`, the supervisor started by `docker exec` for
+ * every program the host runs in a sandbox.
+ *
+ * It starts the program with its stdout and stderr on pipes and relays them
+ * to the host as STDOUT/STDERR frames on its own stdout, followed by one EXIT
+ * frame (util/frame.h). Framing keeps the two streams and the exit status
+ * apart on a single byte stream the host can parse strictly, and lets the
+ * host learn about timeouts, exec failures and OOM kills in-band.
+ *
+ * Because the program runs under the same uid as this process, the
+ * supervisor makes itself non-dumpable: otherwise the program could open
+ * /proc/<supervisor>/fd/1 and write forged frames into the host's stream.
+ * It is a child subreaper so that anything the program leaves behind is
+ * reparented to it and can be killed: a run ends together with its whole
+ * process tree, at exit or at the deadline.
+ *
+ * Frames go out with raw write(2), never stdio, so nothing is buffered or
+ * reordered behind the host's back.
+ */
+#include "init/init.h"
+#include "util/frame.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+/* Longest accepted --deadline-ms: a year. */
+#define DEADLINE_MS_MAX 31536000000LL
+/* How long killing the tree may take before we report anyway. */
+#define KILL_BUDGET_MS 5000
+/* Output still buffered after the tree is dead: at most this much, this long. */
+#define DRAIN_BYTES (4LL << 20)
+#define DRAIN_MS 2000
+/* How long a write to the host may stall past the deadline. */
+#define WRITE_GRACE_MS 10000
+/* fds checked one by one when close_range is unavailable. */
+#define FD_SCAN_MAX 65536
+
+enum { STAGE_CHDIR = 1, STAGE_EXEC = 2 };
+
+struct exec_report {
+	int stage;
+	int err;
+};
+
+struct stream {
+	int fd; /* read end of the program's pipe, -1 once at EOF */
+	int type;
+};
+
+static struct {
+	long long deadline;    /* CLOCK_MONOTONIC ms */
+	long long write_limit; /* CLOCK_MONOTONIC ms */
+	pid_t child;
+	int child_status;
+	int child_reaped;
+	int sfd;
+	struct stream out, err;
+	unsigned char buf[SBX_FRAME_HDR + SBX_FRAME_MAX];
+} R;
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void kill_tree(int budget_ms)
+{
+	(void)sbx_init_kill_tree(R.child, R.child, &R.child_status, &R.child_reaped, R.sfd,
+				 budget_ms);
+}
+
+/* The host is gone or stuck: nobody will read an EXIT frame, so just stop. */
+static void __attribute__((noreturn)) host_gone(const char *why)
+{
+	sbx_init_msg("cannot write to the host (%s); stopping the run", why);
+	kill_tree(KILL_BUDGET_MS);
+	_exit(SBX_INIT_EXIT_HOST_GONE);
+}
+
+static void write_all(const unsigned char *p, size_t len)
+{
+	unsigned int spins = 0;
+
+	while (len > 0) {
+		ssize_t w = write(STDOUT_FILENO, p, len);
+
+		if (w > 0) {
+			p += w;
+			len -= (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN) {
+			struct pollfd pfd = {.fd = STDOUT_FILENO, .events = POLLOUT};
+			long long left = R.write_limit - mono_ms();
+
+			if (left <= 0)
+				host_gone("timed out");
+			(void)poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
+			continue;
+		}
+		/* write() returning 0 for a non-zero length should not happen; do not spin. */
+		if (w == 0 && ++spins < 100)
+			continue;
+		host_gone(w < 0 ? strerror(errno) : "no progress");
+	}
+}
+
+static void emit(int type, const void *payload, size_t len)
+{
+	unsigned char hdr[SBX_FRAME_HDR];
+
+	sbx__frame_header(hdr, type, (uint32_t)len);
+	write_all(hdr, sizeof(hdr));
+	if (len)
+		write_all(payload, len);
+}
+
+/*
+ * Reads once from a stream and forwards what came as one frame. Returns the
+ * number of bytes forwarded, 0 at EOF (the stream is closed) or when nothing
+ * was ready.
+ */
+static size_t pump(struct stream *s)
+{
+	ssize_t n;
+
+	if (s->fd < 0)
+		return 0;
+	do
+		n = read(s->fd, R.buf + SBX_FRAME_HDR, SBX_FRAME_MAX);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EAGAIN)
+		return 0;
+	if (n <= 0) {
+		close(s->fd);
+		s->fd = -1;
+		return 0;
+	}
+	/* Header and payload in one write keeps a frame whole in the common case. */
+	sbx__frame_header(R.buf, s->type, (uint32_t)n);
+	write_all(R.buf, SBX_FRAME_HDR + (size_t)n);
+	return (size_t)n;
+}
+
+/* Reaps exited children: the program, and orphans reparented to us. */
+static void reap(void)
+{
+	int i;
+
+	for (i = 0; i < 65536; i++) {
+		int st;
+		pid_t p = waitpid(-1, &st, WNOHANG);
+
+		if (p > 0) {
+			if (p == R.child) {
+				R.child_status = st;
+				R.child_reaped = 1;
+			}
+			continue;
+		}
+		if (p < 0 && errno == EINTR)
+			continue;
+		return;
+	}
+}
+
+/* Reads pending signals; returns 1 if one of them asks us to stop. */
+static int read_signals(void)
+{
+	struct signalfd_siginfo si[16];
+	int i, stop = 0;
+
+	for (i = 0; i < 64; i++) {
+		ssize_t n = read(R.sfd, si, sizeof(si));
+		size_t k;
+
+		if (n <= 0)
+			break;
+		for (k = 0; k < (size_t)n / sizeof(si[0]); k++)
+			if (si[k].ssi_signo != SIGCHLD)
+				stop = 1;
+	}
+	return stop;
+}
+
+/*
+ * Reads the memory cgroup's oom-kill counter: cgroup v2 first, then v1.
+ * Returns -1 if neither file is there, which means "unknown".
+ */
+static long long oom_kills(void)
+{
+	static const char *const files[] = {"/sys/fs/cgroup/memory.events",
+					    "/sys/fs/cgroup/memory/memory.oom_control"};
+	size_t i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char buf[4096], *line;
+		ssize_t n;
+		size_t have = 0;
+		int fd = open(files[i], O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			continue;
+		while (have < sizeof(buf) - 1) {
+			n = read(fd, buf + have, sizeof(buf) - 1 - have);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			have += (size_t)n;
+		}
+		close(fd);
+		buf[have] = '\0';
+		line = buf;
+		while (line) {
+			if (strncmp(line, "oom_kill ", 9) == 0) {
+				char *end;
+				long long v;
+
+				errno = 0;
+				v = strtoll(line + 9, &end, 10);
+				if (errno || end == line + 9 || v < 0)
+					return -1;
+				return v;
+			}
+			line = strchr(line, '\n');
+			if (line)
+				line++;
+		}
+		return -1;
+	}
+	return -1;
+}
+
+/* Makes sure fds 0 and 2 exist so pipe() cannot land on them. */
+static int fix_std_fds(void)
+{
+	int fd;
+
+	if (fcntl(STDOUT_FILENO, F_GETFD) < 0)
+		return -1;
+	for (fd = 0; fd <= 2; fd += 2) {
+		int nfd;
+
+		if (fcntl(fd, F_GETFD) >= 0)
+			continue;
+		nfd = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		if (nfd != fd) {
+			if (nfd >= 0)
+				close(nfd);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Makes writes to the host non-blocking so a host that stops reading cannot
+ * hold the run past its deadline. Skipped when fd 1 might share its file
+ * description with the program's stdin, whose blocking mode is not ours to
+ * change.
+ */
+static void host_fd_nonblock(void)
+{
+	struct stat s0, s1;
+	int fl;
+
+	if (fstat(STDOUT_FILENO, &s1) != 0)
+		return;
+	if (!S_ISFIFO(s1.st_mode) && !S_ISSOCK(s1.st_mode))
+		return;
+	if (fstat(STDIN_FILENO, &s0) == 0 && s0.st_dev == s1.st_dev && s0.st_ino == s1.st_ino)
+		return;
+	fl = fcntl(STDOUT_FILENO, F_GETFL);
+	if (fl >= 0)
+		(void)fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK);
+}
+
+static void __attribute__((noreturn)) child_fail(int repfd, int stage)
+{
+	struct exec_report rep = {stage, errno};
+
+	while (write(repfd, &rep, sizeof(rep)) < 0 && errno == EINTR)
+		;
+	_exit(rep.err == ENOENT ? 127 : 126);
+}
+
+/* In the forked child: becomes the program. Only async-signal-safe calls. */
+static void __attribute__((noreturn))
+child_exec(int out_w, int err_w, int repfd, const char *cwd, char **argv)
+{
+	struct sigaction dfl;
+	sigset_t none;
+	int sig, fd;
+
+	/* Ignored signals and the blocked mask survive exec; the program gets neither. */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+
+	/* Its own process group, so one kill(-pgid) reaches the usual tree. */
+	(void)setpgid(0, 0);
+
+	if (dup2(out_w, STDOUT_FILENO) < 0 || dup2(err_w, STDERR_FILENO) < 0)
+		child_fail(repfd, STAGE_EXEC);
+
+	/* Nothing but 0, 1 and 2 may reach the program. */
+	if (close_range(3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+		for (fd = 3; fd < FD_SCAN_MAX; fd++)
+			(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+
+	if (cwd && chdir(cwd) != 0)
+		child_fail(repfd, STAGE_CHDIR);
+	execvp(argv[0], argv);
+	child_fail(repfd, STAGE_EXEC);
+}
+
+static void exec_fail_message(const struct exec_report *rep, const char *prog, const char *cwd)
+{
+	char msg[1024];
+	int n;
+
+	if (rep->stage == STAGE_CHDIR)
+		n = snprintf(msg, sizeof(msg), "cannot change directory to %s: %s", cwd,
+			     strerror(rep->err));
+	else if (rep->err == ENOENT && !strchr(prog, '/'))
+		n = snprintf(msg, sizeof(msg), "%s: command not found", prog);
+	else if (rep->err == ENOENT)
+		n = snprintf(msg, sizeof(msg), "%s: no such file or directory", prog);
+	else if (rep->err == EACCES)
+		n = snprintf(msg, sizeof(msg), "%s: permission denied", prog);
+	else
+		n = snprintf(msg, sizeof(msg), "%s: cannot execute: %s", prog, strerror(rep->err));
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(msg))
+		n = sizeof(msg) - 1;
+	emit(SBX_FRAME_ERROR, msg, (size_t)n);
+}
+
+/* Forwards output left in the pipes once the tree is dead, within bounds. */
+static void drain(void)
+{
+	long long end = mono_ms() + DRAIN_MS, bytes = 0;
+
+	while ((R.out.fd >= 0 || R.err.fd >= 0) && bytes < DRAIN_BYTES) {
+		struct pollfd pfd[2];
+		struct stream *st[2];
+		long long left = end - mono_ms();
+		nfds_t n = 0, i;
+
+		if (left <= 0)
+			break;
+		if (R.out.fd >= 0) {
+			pfd[n] = (struct pollfd){.fd = R.out.fd, .events = POLLIN};
+			st[n++] = &R.out;
+		}
+		if (R.err.fd >= 0) {
+			pfd[n] = (struct pollfd){.fd = R.err.fd, .events = POLLIN};
+			st[n++] = &R.err;
+		}
+		if (poll(pfd, n, (int)left) <= 0)
+			continue;
+		for (i = 0; i < n; i++)
+			if (pfd[i].revents)
+				bytes += (long long)pump(st[i]);
+	}
+}
+
+static int parse_ms(const char *s, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v <= 0 || v > DEADLINE_MS_MAX)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int run_usage(const char *why)
+{
+	sbx_init_msg("run: %s", why);
+	sbx_init_msg("usage: sbx-init run --deadline-ms N [--cwd DIR] -- PROG [ARG...]");
+	return SBX_INIT_EXIT_USAGE;
+}
+
+/* Sets a pipe's read end non-blocking so draining never stalls on it. */
+static int make_pipe(int p[2])
+{
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return -1;
+	return fcntl(p[0], F_SETFL, O_NONBLOCK);
+}
+
+int sbx_init_run(int argc, char **argv)
+{
+	long long deadline_ms = -1, oom_before, oom_after;
+	const char *cwd = NULL;
+	int i, timed_out = 0, out_p[2], err_p[2], rep_p[2];
+	struct exec_report rep;
+	int exec_failed = 0;
+	struct sbx_frame_exit ex;
+	unsigned char payload[SBX_FRAME_EXIT_LEN];
+	struct rusage ru;
+	sigset_t sigs;
+	char **prog;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--deadline-ms") == 0 && i + 1 < argc && deadline_ms < 0) {
+			if (parse_ms(argv[++i], &deadline_ms) != 0)
+				return run_usage("--deadline-ms needs a positive number of ms");
+		} else if (strcmp(argv[i], "--cwd") == 0 && i + 1 < argc && !cwd) {
+			cwd = argv[++i];
+			if (!*cwd)
+				return run_usage("--cwd needs a directory");
+		} else {
+			return run_usage("unexpected or repeated argument");
+		}
+	}
+	if (deadline_ms < 0)
+		return run_usage("--deadline-ms is required");
+	if (i >= argc || i + 1 >= argc || !*argv[i + 1])
+		return run_usage("a program is required after --");
+	prog = argv + i + 1;
+
+	if (fix_std_fds() != 0) {
+		sbx_init_msg("run: standard file descriptors are not usable");
+		return SBX_INIT_EXIT_USAGE;
+	}
+	R.deadline = mono_ms() + deadline_ms;
+	R.write_limit = R.deadline + WRITE_GRACE_MS;
+	R.child = -1;
+	R.sfd = -1;
+	R.out = (struct stream){-1, SBX_FRAME_STDOUT};
+	R.err = (struct stream){-1, SBX_FRAME_STDERR};
+
+	/* A host that hangs up must not kill us before we kill the tree. */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		return SBX_INIT_EXIT_USAGE;
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 ||
+	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+		sbx_init_msg("run: prctl: %s", strerror(errno));
+		return SBX_INIT_EXIT_USAGE;
+	}
+	if (sbx_init_lockdown() != 0)
+		return SBX_INIT_EXIT_USAGE;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGCHLD);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &sigs, NULL) != 0 ||
+	    (R.sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		sbx_init_msg("run: signalfd: %s", strerror(errno));
+		return SBX_INIT_EXIT_USAGE;
+	}
+	if (make_pipe(out_p) != 0 || make_pipe(err_p) != 0 || pipe2(rep_p, O_CLOEXEC) != 0 ||
+	    fcntl(rep_p[0], F_SETFL, O_NONBLOCK) != 0) {
+		sbx_init_msg("run: pipe: %s", strerror(errno));
+		return SBX_INIT_EXIT_USAGE;
+	}
+	host_fd_nonblock();
+
+	oom_before = oom_kills();
+	R.child = fork();
+	if (R.child < 0) {
+		sbx_init_msg("run: fork: %s", strerror(errno));
+		return SBX_INIT_EXIT_USAGE;
+	}
+	if (R.child == 0)
+		child_exec(out_p[1], err_p[1], rep_p[1], cwd, prog);
+	/* Also from this side, so the group exists before the child gets to run. */
+	(void)setpgid(R.child, R.child);
+	close(out_p[1]);
+	close(err_p[1]);
+	close(rep_p[1]);
+	R.out.fd = out_p[0];
+	R.err.fd = err_p[0];
+
+	/* Bounded by the deadline: each pass waits at most until it. */
+	while (!R.child_reaped) {
+		struct pollfd pfd[3];
+		struct stream *st[3] = {NULL, NULL, NULL};
+		long long left = R.deadline - mono_ms();
+		nfds_t n = 0, k;
+		int r;
+
+		if (left <= 0) {
+			timed_out = 1;
+			break;
+		}
+		pfd[n++] = (struct pollfd){.fd = R.sfd, .events = POLLIN};
+		if (R.out.fd >= 0) {
+			pfd[n] = (struct pollfd){.fd = R.out.fd, .events = POLLIN};
+			st[n++] = &R.out;
+		}
+		if (R.err.fd >= 0) {
+			pfd[n] = (struct pollfd){.fd = R.err.fd, .events = POLLIN};
+			st[n++] = &R.err;
+		}
+		r = poll(pfd, n, left > 1000 ? 1000 : (int)left);
+		if (r < 0 && errno != EINTR) {
+			sbx_init_msg("run: poll: %s", strerror(errno));
+			break;
+		}
+		if (r > 0 && pfd[0].revents && read_signals()) {
+			sbx_init_msg("run: stopped by a signal");
+			kill_tree(KILL_BUDGET_MS);
+			return SBX_INIT_EXIT_TERM;
+		}
+		for (k = 1; r > 0 && k < n; k++)
+			if (pfd[k].revents)
+				(void)pump(st[k]);
+		/* Also on timeouts, in case a SIGCHLD was coalesced away. */
+		reap();
+	}
+
+	kill_tree(KILL_BUDGET_MS);
+	if (!R.child_reaped && !timed_out) {
+		/* poll failed and the program could not be killed in time. */
+		timed_out = 1;
+	}
+	drain();
+
+	if (R.child_reaped) {
+		ssize_t n;
+
+		do
+			n = read(rep_p[0], &rep, sizeof(rep));
+		while (n < 0 && errno == EINTR);
+		exec_failed = n == (ssize_t)sizeof(rep);
+	}
+	close(rep_p[0]);
+
+	memset(&ex, 0, sizeof(ex));
+	if (timed_out) {
+		ex.status = SBX_FRAME_ST_TIMEOUT;
+		ex.code = SBX_INIT_EXIT_TIMEOUT;
+		if (R.child_reaped && WIFSIGNALED(R.child_status))
+			ex.signal = (uint32_t)WTERMSIG(R.child_status);
+	} else if (exec_failed) {
+		exec_fail_message(&rep, prog[0], cwd);
+		ex.status = SBX_FRAME_ST_EXECFAIL;
+		ex.code = rep.err == ENOENT ? 127 : 126;
+	} else if (WIFSIGNALED(R.child_status)) {
+		ex.status = SBX_FRAME_ST_SIGNALED;
+		ex.signal = (uint32_t)WTERMSIG(R.child_status);
+		ex.code = 128 + (int32_t)ex.signal;
+	} else {
+		ex.status = SBX_FRAME_ST_EXITED;
+		ex.code = WEXITSTATUS(R.child_status);
+	}
+	oom_after = oom_kills();
+	if (oom_before >= 0 && oom_after > oom_before)
+		ex.flags |= SBX_FRAME_F_OOM;
+	if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
+		ex.utime_us =
+			(uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec;
+		ex.stime_us =
+			(uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec;
+		ex.maxrss_kb = ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss : 0;
+	}
+	sbx__frame_exit_encode(payload, &ex);
+	emit(SBX_FRAME_EXIT, payload, sizeof(payload));
+	return 0;
+}

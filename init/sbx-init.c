@@ -1,0 +1,220 @@
+/*
+ * init/sbx-init.c: entry point of sbx-init, the static helper mounted
+ * read-only at /.sbx/init in every sandbox, and its PID 1 mode.
+ *
+ * `sbx-init pid1 --deadline UNIX_SECONDS` is the container's PID 1. It exists
+ * so that the sandbox has a hard wall-clock end even if the host that
+ * created it dies: at the deadline it kills everything and exits, which
+ * stops the container. Until then it reaps orphans (processes left behind by
+ * `docker exec` runs are reparented to it) and turns SIGTERM/SIGINT/SIGHUP
+ * into an immediate kill of the whole sandbox. The deadline is absolute wall
+ * time because the container shares the host's clock and the host computed
+ * it from that clock; each wait is capped at one second so a clock step is
+ * noticed promptly.
+ *
+ * `sbx-init run ...` (init/run.c) supervises one program per exec.
+ */
+#include "init/init.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Longest message the init prints; longer ones are cut. */
+#define MSG_MAX 1024
+/* A deadline beyond this (year 2200 or so) is treated as a typo. */
+#define DEADLINE_MAX 7258118400LL
+/* Zombies reaped per SIGCHLD before going back to waiting. */
+#define REAP_MAX 65536
+
+void sbx_init_msg(const char *fmt, ...)
+{
+	char buf[MSG_MAX];
+	va_list ap;
+	int n, pre;
+
+	pre = snprintf(buf, sizeof(buf), "sbx-init: ");
+	va_start(ap, fmt);
+	n = vsnprintf(buf + pre, sizeof(buf) - (size_t)pre - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n > sizeof(buf) - (size_t)pre - 2)
+		n = (int)(sizeof(buf) - (size_t)pre - 2);
+	n += pre;
+	buf[n++] = '\n';
+	/* Best effort: there is nobody else to tell if stderr is gone. */
+	while (write(STDERR_FILENO, buf, (size_t)n) < 0 && errno == EINTR)
+		;
+}
+
+int sbx_init_lockdown(void)
+{
+	/*
+	 * Set explicitly even though the container has no-new-privileges and
+	 * the seccomp filter sets it too: a setuid binary in the image must
+	 * never gain privileges, whatever the engine was told.
+	 */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		sbx_init_msg("cannot set no_new_privs: %s", strerror(errno));
+		return -1;
+	}
+	if (sbx_init_drop_caps() != 0)
+		return -1;
+	if (sbx_init_seccomp() != 0)
+		return -1;
+	return 0;
+}
+
+static void usage(void)
+{
+	sbx_init_msg("usage: sbx-init pid1 --deadline UNIX_SECONDS\n"
+		     "       sbx-init run --deadline-ms N [--cwd DIR] -- PROG [ARG...]");
+}
+
+static int parse_deadline(const char *s, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v <= 0 || v > DEADLINE_MAX)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/*
+ * As the container's PID 1, kill(-1) reaches every process in the sandbox.
+ * Anywhere else (tests, or a mistaken invocation) it would reach every
+ * process of the same user on the host, so only the init's own descendants
+ * are killed.
+ */
+static void kill_sandbox(void)
+{
+	if (getpid() == 1)
+		(void)kill(-1, SIGKILL);
+	else
+		(void)sbx_init_kill_tree(0, 0, NULL, NULL, -1, 1000);
+}
+
+static void reap_all(void)
+{
+	int i, st;
+
+	for (i = 0; i < REAP_MAX; i++) {
+		pid_t p = waitpid(-1, &st, WNOHANG);
+
+		if (p > 0)
+			continue;
+		if (p < 0 && errno == EINTR)
+			continue;
+		break;
+	}
+}
+
+int sbx_init_pid1(int argc, char **argv)
+{
+	long long deadline;
+	sigset_t all;
+
+	if (argc != 3 || strcmp(argv[1], "--deadline") != 0) {
+		usage();
+		return SBX_INIT_EXIT_USAGE;
+	}
+	if (parse_deadline(argv[2], &deadline) != 0) {
+		sbx_init_msg("invalid --deadline %s: expected unix seconds", argv[2]);
+		return SBX_INIT_EXIT_USAGE;
+	}
+
+	/* Same-uid sandboxed code must not read our memory or fds via /proc. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+		sbx_init_msg("cannot clear the dumpable flag: %s", strerror(errno));
+		return SBX_INIT_EXIT_USAGE;
+	}
+	if (sbx_init_lockdown() != 0)
+		return SBX_INIT_EXIT_USAGE;
+
+	/*
+	 * Every signal is taken synchronously with sigtimedwait, so there is
+	 * no handler to race with and a signal the sandbox sends us is just
+	 * read and ignored unless it means "stop".
+	 */
+	sigfillset(&all);
+	if (sigprocmask(SIG_BLOCK, &all, NULL) != 0) {
+		sbx_init_msg("cannot block signals: %s", strerror(errno));
+		return SBX_INIT_EXIT_USAGE;
+	}
+
+	/* Bounded by the deadline: every pass waits at most until it. */
+	for (;;) {
+		struct timespec now, wait;
+		siginfo_t si;
+		long long left_ns;
+		int sig;
+
+		if (clock_gettime(CLOCK_REALTIME, &now) != 0) {
+			sbx_init_msg("cannot read the clock: %s", strerror(errno));
+			kill_sandbox();
+			return SBX_INIT_EXIT_USAGE;
+		}
+		if (now.tv_sec >= deadline) {
+			sbx_init_msg("sandbox deadline reached");
+			kill_sandbox();
+			return SBX_INIT_EXIT_TIMEOUT;
+		}
+		left_ns = (deadline - now.tv_sec) * 1000000000LL - now.tv_nsec;
+		if (left_ns > 1000000000LL)
+			left_ns = 1000000000LL;
+		wait.tv_sec = left_ns / 1000000000LL;
+		wait.tv_nsec = left_ns % 1000000000LL;
+
+		sig = sigtimedwait(&all, &si, &wait);
+		if (sig < 0) {
+			if (errno != EAGAIN && errno != EINTR) {
+				struct timespec pause = {0, 100 * 1000 * 1000};
+
+				sbx_init_msg("sigtimedwait: %s", strerror(errno));
+				nanosleep(&pause, NULL);
+			}
+			continue;
+		}
+		switch (sig) {
+		case SIGCHLD:
+			reap_all();
+			break;
+		case SIGTERM:
+		case SIGINT:
+		case SIGHUP:
+			kill_sandbox();
+			return SBX_INIT_EXIT_TERM;
+		default:
+			break;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage();
+		return SBX_INIT_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "pid1") == 0)
+		return sbx_init_pid1(argc - 1, argv + 1);
+	if (strcmp(argv[1], "run") == 0)
+		return sbx_init_run(argc - 1, argv + 1);
+	sbx_init_msg("unknown mode '%s'", argv[1]);
+	usage();
+	return SBX_INIT_EXIT_USAGE;
+}
