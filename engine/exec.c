@@ -149,7 +149,9 @@ static void fill_result(struct run_io *io, sbx_result *res)
 
 	switch ((enum sbx_frame_status)e->status) {
 	case SBX_FRAME_ST_EXITED:
-		res->status = SBX_RUN_EXITED;
+		/* A shell reports its OOM-killed child as 137: still an OOM. */
+		res->status = (e->flags & SBX_FRAME_F_OOM) && e->code == 137 ? SBX_RUN_OOM
+									      : SBX_RUN_EXITED;
 		break;
 	case SBX_FRAME_ST_SIGNALED:
 		res->status = (e->flags & SBX_FRAME_F_OOM) && e->signal == 9 ? SBX_RUN_OOM
