@@ -31,6 +31,7 @@ else
 CPPFLAGS += -D_FORTIFY_SOURCE=2
 endif
 LIBS := $(shell pkg-config --libs $(PKGS)) -lpthread
+TEST_LIBS := $(shell pkg-config --libs libmicrohttpd) -lcmocka
 
 LIB_SRC := $(wildcard util/*.c core/*.c engine/*.c cgroups/*.c netpolicy/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
@@ -77,11 +78,11 @@ build/sbx-init: $(INIT_OBJ)
 
 $(B)/tests/unit/%: tests/unit/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(B)/libsandboxio.a $(LIBS) -lcmocka
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(B)/libsandboxio.a $(LIBS) $(TEST_LIBS)
 
 $(B)/tests/contract/%: tests/contract/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(B)/libsandboxio.a $(LIBS) -lcmocka
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(B)/libsandboxio.a $(LIBS) $(TEST_LIBS)
 
 unit: $(UNIT_BIN) build/sbx-init build/sbx-resolv.conf
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done

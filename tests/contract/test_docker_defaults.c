@@ -1,0 +1,323 @@
+/*
+ * tests/contract/test_docker_defaults.c: the secure defaults, checked on a
+ * real dockerd. Each case states one claim of docs/threat-model.md and
+ * fails if the claim is false: what the Engine holds for the container (read
+ * independently, not through the library) and what a program inside sees.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "support/engine.h"
+
+struct fx {
+	sbx_backend *b;
+	sbx_policy *p;
+	sbx_sandbox *s;
+	json_t *inspect;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	char path[256];
+	long st;
+
+	if (!t_engine_ready()) {
+		fprintf(stderr, "contract: dockerd or the default image is missing\n");
+		return -1;
+	}
+	f->b = t_backend();
+	f->p = t_policy();
+	if (sbx_sandbox_create(&f->s, f->b, f->p) != 0) {
+		fprintf(stderr, "create: %s\n", sbx_error_last()->message);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/containers/%s/json", sbx_sandbox_id(f->s));
+	f->inspect = t_engine_get(path, &st);
+	if (st != 200)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	json_decref(f->inspect);
+	sbx_sandbox_close(f->s);
+	sbx_policy_free(f->p);
+	sbx_backend_free(f->b);
+	free(f);
+	return 0;
+}
+
+static json_t *hc(void **state)
+{
+	return json_object_get(((struct fx *)*state)->inspect, "HostConfig");
+}
+
+static const char *hcs(void **state, const char *key)
+{
+	return json_string_value(json_object_get(hc(state), key));
+}
+
+static long long hci(void **state, const char *key)
+{
+	return json_integer_value(json_object_get(hc(state), key));
+}
+
+static sbx_result *run(void **state, const char *line)
+{
+	return t_run(((struct fx *)*state)->s, line, NULL);
+}
+
+static void expect_out(void **state, const char *line, const char *want)
+{
+	sbx_result *r = run(state, line);
+
+	if (r->status != SBX_RUN_EXITED || r->exit_code != 0)
+		fail_msg("'%s': status %s code %d stderr %s", line, sbx_run_status_name(r->status),
+			 r->exit_code, r->stderr_data);
+	assert_string_equal(r->stdout_data, want);
+	sbx_result_free(r);
+}
+
+/* ===== Network ===== */
+
+static void test_engine_defaults__network_mode_none(void **state)
+{
+	assert_string_equal(hcs(state, "NetworkMode"), "none");
+}
+
+static void test_engine_defaults__only_loopback_inside(void **state)
+{
+	/* /proc/net/dev: two header lines, then one line per interface. */
+	expect_out(state, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '", "lo\n");
+}
+
+static void test_engine_defaults__no_route_v4_v6(void **state)
+{
+	expect_out(state,
+		   "tail -n +2 /proc/net/route | wc -l; awk '$NF != \"lo\"' /proc/net/ipv6_route | wc -l",
+		   "0\n0\n");
+}
+
+static void test_engine_defaults__no_resolver(void **state)
+{
+	expect_out(state, "grep -c '^nameserver' /etc/resolv.conf || true", "0\n");
+}
+
+static void test_engine_defaults__canary_unreachable(void **state)
+{
+	/* 192.0.2.1 (TEST-NET-1): with no route the connect fails at once,
+	 * before any packet exists. */
+	expect_out(state,
+		   "python3 -c \"import socket,errno\n"
+		   "for fam,addr in ((socket.AF_INET,('192.0.2.1',80)),(socket.AF_INET6,('2001:db8::1',80))):\n"
+		   "  s=socket.socket(fam,socket.SOCK_STREAM)\n"
+		   "  try: s.connect(addr); print('connected')\n"
+		   "  except OSError as e: print(errno.errorcode[e.errno])\"",
+		   "ENETUNREACH\nENETUNREACH\n");
+}
+
+/* ===== Hardening ===== */
+
+static void test_engine_defaults__caps_dropped_and_nnp(void **state)
+{
+	json_t *drop = json_object_get(hc(state), "CapDrop");
+	json_t *opts = json_object_get(hc(state), "SecurityOpt");
+	int nnp = 0, seccomp = 0;
+	size_t i;
+	json_t *o;
+
+	assert_int_equal(json_array_size(drop), 1);
+	assert_string_equal(json_string_value(json_array_get(drop, 0)), "ALL");
+	assert_null(json_object_get(hc(state), "CapAdd") == json_null()
+			    ? NULL
+			    : (json_array_size(json_object_get(hc(state), "CapAdd")) ? "x" : NULL));
+	json_array_foreach(opts, i, o)
+	{
+		const char *v = json_string_value(o);
+		nnp |= strncmp(v, "no-new-privileges", 17) == 0;
+		seccomp |= strncmp(v, "seccomp=", 8) == 0 && strstr(v, "SCMP_ACT_ERRNO");
+	}
+	assert_true(nnp);
+	assert_true(seccomp);
+	assert_false(json_is_true(json_object_get(hc(state), "Privileged")));
+	assert_true(json_is_true(json_object_get(hc(state), "ReadonlyRootfs")));
+	assert_string_equal(hcs(state, "IpcMode"), "private");
+	assert_string_equal(hcs(state, "PidMode"), "");
+}
+
+static void test_engine_defaults__inside_no_caps_nnp_seccomp(void **state)
+{
+	expect_out(state,
+		   "grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' "
+		   "/proc/self/status | tr -s '\\t' ' '",
+		   "CapInh: 0000000000000000\nCapPrm: 0000000000000000\n"
+		   "CapEff: 0000000000000000\nCapBnd: 0000000000000000\n"
+		   "CapAmb: 0000000000000000\nNoNewPrivs: 1\nSeccomp: 2\n");
+}
+
+static void test_engine_defaults__non_root_user(void **state)
+{
+	expect_out(state, "id -u; id -g", "1000\n1000\n");
+}
+
+static void test_engine_defaults__read_only_root(void **state)
+{
+	expect_out(state, "touch /etc/x 2>&1 | grep -c 'Read-only file system'", "1\n");
+}
+
+static void test_engine_defaults__only_init_mounted_from_host(void **state)
+{
+	json_t *binds = json_object_get(hc(state), "Binds");
+	size_t i;
+	json_t *b;
+
+	assert_int_equal(json_array_size(binds), 2);
+	json_array_foreach(binds, i, b)
+	{
+		const char *v = json_string_value(b);
+		size_t n = strlen(v);
+		assert_true(n > 3 && strcmp(v + n - 3, ":ro") == 0);
+		assert_true(strstr(v, ":/.sbx/init:ro") || strstr(v, ":/etc/resolv.conf:ro"));
+	}
+	assert_int_equal(json_array_size(json_object_get(hc(state), "Mounts")), 0);
+	expect_out(state, "ps -o comm= -p 1 2>/dev/null || cat /proc/1/comm", "init\n");
+}
+
+/* Each call the seccomp layers refuse, tried from a real program. */
+static void test_engine_defaults__seccomp_denies(void **state)
+{
+	static const char *prog =
+		"python3 -c \"import ctypes,os\n"
+		"libc=ctypes.CDLL(None,use_errno=True)\n"
+		"calls={'unshare':(272,0x10000000),'setns':(308,0,0),'mount':(165,0,0,0,0,0),"
+		"'umount2':(166,0,0),'ptrace':(101,0,0,0,0),'bpf':(321,0,0,0),"
+		"'perf_event_open':(298,0,0,0,0,0),'userfaultfd':(323,0),"
+		"'io_uring_setup':(425,1,0),'keyctl':(250,0,0,0,0,0),'add_key':(248,0,0,0,0,0),"
+		"'request_key':(249,0,0,0,0),'kexec_load':(246,0,0,0,0),'init_module':(175,0,0,0),"
+		"'pivot_root':(155,0,0),'chroot':(161,0)}\n"
+		"bad=[]\n"
+		"for n,a in calls.items():\n"
+		"  r=libc.syscall(*a); e=ctypes.get_errno()\n"
+		"  if not (r==-1 and e in (1,38)): bad.append((n,r,e))\n"
+		"print('denied' if not bad else bad)\"";
+
+	expect_out(state, prog, "denied\n");
+}
+
+static void test_engine_defaults__clone_namespaces_denied(void **state)
+{
+	expect_out(state,
+		   "python3 -c \"import ctypes,os\n"
+		   "libc=ctypes.CDLL(None,use_errno=True)\n"
+		   "r=libc.syscall(56,0x10000000|0x40000000|17,0,0,0,0)\n"
+		   "if r==0: os._exit(0)\n"
+		   "print(ctypes.get_errno() if r==-1 else 'cloned')\n"
+		   "print(libc.syscall(435,0,0))\"",
+		   "1\n-1\n");
+}
+
+/* ===== Caps ===== */
+
+static void test_engine_defaults__limits_in_host_config(void **state)
+{
+	json_t *ul = json_object_get(hc(state), "Ulimits");
+	int nofile = 0, core = 0;
+	size_t i;
+	json_t *u;
+
+	assert_int_equal(hci(state, "Memory"), 512ll << 20);
+	assert_int_equal(hci(state, "MemorySwap"), 512ll << 20);
+	assert_int_equal(hci(state, "NanoCpus"), 1000000000ll);
+	assert_int_equal(hci(state, "PidsLimit"), 256);
+	json_array_foreach(ul, i, u)
+	{
+		const char *n = json_string_value(json_object_get(u, "Name"));
+		long long soft = json_integer_value(json_object_get(u, "Soft"));
+		long long hard = json_integer_value(json_object_get(u, "Hard"));
+		if (strcmp(n, "nofile") == 0)
+			nofile = soft == 1024 && hard == 1024;
+		if (strcmp(n, "core") == 0)
+			core = soft == 0 && hard == 0;
+	}
+	assert_true(nofile);
+	assert_true(core);
+}
+
+static void test_engine_defaults__limits_seen_inside(void **state)
+{
+	expect_out(state, "ulimit -n; ulimit -c; ulimit -Hn", "1024\n0\n1024\n");
+}
+
+static void test_engine_defaults__writable_space_bounded(void **state)
+{
+	/* /workspace + /tmp + /dev/shm add up to the 1 GiB default. */
+	expect_out(state,
+		   "df -B1 --output=size /workspace /tmp /dev/shm | tail -n +2 | "
+		   "awk '{s+=$1} END {print (s <= 1073741824 && s > 1000000000) ? \"ok\" : s}'",
+		   "ok\n");
+}
+
+/* ===== Tenancy ===== */
+
+static void test_engine_defaults__labelled(void **state)
+{
+	json_t *l = json_object_get(json_object_get(((struct fx *)*state)->inspect, "Config"),
+				    "Labels");
+	static const char *keys[] = {"managed-by", "tenant",  "session", "owner-host",
+				     "owner-pid",  "created", "deadline"};
+	char k[64];
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		snprintf(k, sizeof(k), "io.sandboxio.%s", keys[i]);
+		if (!json_string_value(json_object_get(l, k)))
+			fail_msg("label %s is missing", k);
+	}
+	assert_string_equal(json_string_value(json_object_get(l, "io.sandboxio.tenant")),
+			    t_tenant());
+	assert_string_equal(json_string_value(json_object_get(l, "io.sandboxio.managed-by")),
+			    "sandboxio");
+}
+
+static void test_engine_defaults__tier_container(void **state)
+{
+	assert_int_equal(sbx_sandbox_tier(((struct fx *)*state)->s), SBX_TIER_CONTAINER);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_engine_defaults__network_mode_none),
+		cmocka_unit_test(test_engine_defaults__only_loopback_inside),
+		cmocka_unit_test(test_engine_defaults__no_route_v4_v6),
+		cmocka_unit_test(test_engine_defaults__no_resolver),
+		cmocka_unit_test(test_engine_defaults__canary_unreachable),
+		cmocka_unit_test(test_engine_defaults__caps_dropped_and_nnp),
+		cmocka_unit_test(test_engine_defaults__inside_no_caps_nnp_seccomp),
+		cmocka_unit_test(test_engine_defaults__non_root_user),
+		cmocka_unit_test(test_engine_defaults__read_only_root),
+		cmocka_unit_test(test_engine_defaults__only_init_mounted_from_host),
+		cmocka_unit_test(test_engine_defaults__seccomp_denies),
+		cmocka_unit_test(test_engine_defaults__clone_namespaces_denied),
+		cmocka_unit_test(test_engine_defaults__limits_in_host_config),
+		cmocka_unit_test(test_engine_defaults__limits_seen_inside),
+		cmocka_unit_test(test_engine_defaults__writable_space_bounded),
+		cmocka_unit_test(test_engine_defaults__labelled),
+		cmocka_unit_test(test_engine_defaults__tier_container),
+	};
+
+	return cmocka_run_group_tests_name("engine_contract[docker] defaults", tests, setup,
+					   teardown);
+}

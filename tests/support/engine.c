@@ -1,0 +1,125 @@
+/*
+ * tests/support/engine.c: independent Engine look-ups for the contract
+ * tests (see engine.h). Written against libcurl and jansson directly, not
+ * through the library under test.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "support/engine.h"
+
+struct body {
+	char *p;
+	size_t n;
+};
+
+static size_t on_data(char *d, size_t sz, size_t nm, void *arg)
+{
+	struct body *b = arg;
+	char *g = realloc(b->p, b->n + sz * nm + 1);
+
+	if (!g)
+		return 0;
+	b->p = g;
+	memcpy(b->p + b->n, d, sz * nm);
+	b->n += sz * nm;
+	b->p[b->n] = '\0';
+	return sz * nm;
+}
+
+json_t *t_engine_get(const char *path, long *status)
+{
+	struct body b = {0};
+	char url[2048];
+	json_t *j = NULL;
+	CURL *c = curl_easy_init();
+
+	*status = 0;
+	snprintf(url, sizeof(url), "http://localhost/v1.41%s", path);
+	curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, "/var/run/docker.sock");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+	if (curl_easy_perform(c) == CURLE_OK) {
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+		if (b.p)
+			j = json_loads(b.p, 0, NULL);
+	}
+	curl_easy_cleanup(c);
+	free(b.p);
+	return j;
+}
+
+int t_engine_count_label(const char *label)
+{
+	char filt[512], path[1024];
+	char *esc;
+	long st;
+	json_t *j;
+	int n;
+
+	snprintf(filt, sizeof(filt), "{\"label\":[\"%s\"]}", label);
+	esc = curl_easy_escape(NULL, filt, 0);
+	snprintf(path, sizeof(path), "/containers/json?all=1&filters=%s", esc);
+	curl_free(esc);
+	j = t_engine_get(path, &st);
+	n = j && st == 200 ? (int)json_array_size(j) : -1;
+	json_decref(j);
+	return n;
+}
+
+int t_engine_ready(void)
+{
+	long st = 0;
+	json_t *j = t_engine_get("/images/sandboxio%2Fpython:3.11/json", &st);
+
+	json_decref(j);
+	return st == 200;
+}
+
+sbx_backend *t_backend(void)
+{
+	sbx_backend *b = NULL;
+
+	if (sbx_backend_open(&b, "docker", NULL) != 0)
+		fail_msg("backend_open: %s", sbx_error_last()->message);
+	return b;
+}
+
+const char *t_tenant(void)
+{
+	static char t[64];
+
+	if (!t[0])
+		snprintf(t, sizeof(t), "contract-%ld", (long)getpid());
+	return t;
+}
+
+sbx_policy *t_policy(void)
+{
+	sbx_policy *p = NULL;
+
+	assert_int_equal(sbx_policy_new(&p), 0);
+	assert_int_equal(sbx_policy_set_tenant(p, t_tenant()), 0);
+	return p;
+}
+
+sbx_result *t_run(sbx_sandbox *s, const char *shell_line, const sbx_run_options *o)
+{
+	const char *argv[] = {"sh", "-c", shell_line, NULL};
+	sbx_result *r = NULL;
+
+	if (sbx_sandbox_run(&r, s, argv, o) != 0)
+		fail_msg("run '%s': %s", shell_line, sbx_error_last()->message);
+	return r;
+}

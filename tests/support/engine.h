@@ -1,0 +1,28 @@
+/*
+ * tests/support/engine.h: what the contract tests need besides the library:
+ * an independent look at the Engine (inspect, list) over its socket, so a
+ * test checks what dockerd holds, not what the library says it asked for.
+ */
+#ifndef SBX_TESTS_ENGINE_H
+#define SBX_TESTS_ENGINE_H
+
+#include <jansson.h>
+#include <sandboxio.h>
+
+/* GET path on the Engine; returns the decoded JSON (caller decrefs) or NULL,
+ * with *status set (0 when the daemon could not be reached). */
+json_t *t_engine_get(const char *path, long *status);
+/* Number of containers (running or not) carrying label key=value. */
+int t_engine_count_label(const char *label);
+/* 1 when the daemon answers and the default image is present; tests skip otherwise. */
+int t_engine_ready(void);
+/* Opens the docker backend with the in-tree init; fails the test on error. */
+sbx_backend *t_backend(void);
+/* Runs argv (a shell line if argv has one entry "sh -c"); fails the test on a
+ * library error. */
+sbx_result *t_run(sbx_sandbox *s, const char *shell_line, const sbx_run_options *o);
+/* A policy with a unique tenant for this test process. */
+sbx_policy *t_policy(void);
+const char *t_tenant(void);
+
+#endif
