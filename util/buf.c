@@ -71,6 +71,7 @@ char *sbx__buf_steal(struct sbx_buf *b)
 
 	if (reserve(b, 0) < 0)
 		return NULL;
+	b->data[b->len] = '\0';
 	p = b->data;
 	b->data = NULL;
 	b->len = b->alloc = 0;

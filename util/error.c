@@ -30,11 +30,17 @@ static void finish(void)
 
 static void vset(int code, sbx_error_class klass, const char *fmt, va_list ap)
 {
+	/* Format wide, redact, then cut: a cut must not split a secret first. */
+	char wide[4 * SBX_ERROR_MSG_MAX];
+
 	tl_err.pub.code = code;
 	tl_err.pub.klass = klass;
 	tl_err.pub.os_errno = 0;
 	tl_err.pub.http_status = 0;
-	vsnprintf(tl_err.msg, sizeof(tl_err.msg), fmt, ap);
+	vsnprintf(wide, sizeof(wide), fmt, ap);
+	sbx__redact_inplace(wide, sizeof(wide));
+	snprintf(tl_err.msg, sizeof(tl_err.msg), "%s", wide);
+	explicit_bzero(wide, sizeof(wide));
 	finish();
 }
 

@@ -7,6 +7,7 @@
  * right.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -79,32 +80,67 @@ int sbx__redact_count(void)
 	return n;
 }
 
-static void replace_all(char *s, size_t cap, const unsigned char *v, size_t vlen)
+/*
+ * Marks every byte of s that belongs to an occurrence of v, overlapping
+ * occurrences included, and a prefix of v (at least SBX_REDACT_TAIL_MIN
+ * bytes) that ends the string: a value cut off by truncation is still a
+ * value.
+ */
+#define SBX_REDACT_TAIL_MIN 4
+
+static void mark(const char *s, size_t n, unsigned char *m, const unsigned char *v, size_t vlen)
 {
-	size_t mark = strlen(SBX_REDACTED);
-	char *p = s;
-
-	while ((p = memmem(p, strlen(p), v, vlen)) != NULL) {
-		size_t tail = strlen(p + vlen);
-		size_t room = cap - (size_t)(p - s) - 1;
-		size_t keep = mark + tail <= room ? tail : (room > mark ? room - mark : 0);
-
-		memmove(p + (mark <= room ? mark : room), p + vlen, keep);
-		memcpy(p, SBX_REDACTED, mark <= room ? mark : room);
-		p[(mark <= room ? mark : room) + keep] = '\0';
-		p += mark <= room ? mark : room;
-		if (mark > room)
+	for (size_t i = 0; i + vlen <= n; i++)
+		if (memcmp(s + i, v, vlen) == 0)
+			memset(m + i, 1, vlen);
+	for (size_t k = vlen - 1; k >= SBX_REDACT_TAIL_MIN && k > 0; k--)
+		if (k <= n && memcmp(s + n - k, v, k) == 0) {
+			memset(m + n - k, 1, k);
 			break;
-	}
+		}
 }
 
 void sbx__redact_inplace(char *s, size_t cap)
 {
+	size_t n, o = 0, mlen = strlen(SBX_REDACTED);
+	unsigned char *m;
+	char *out;
+
 	if (!s || cap == 0)
 		return;
+	n = strnlen(s, cap - 1);
+	s[n] = '\0';
 	pthread_mutex_lock(&lock);
+	if (count == 0 || n == 0) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	m = calloc(n, 1);
+	out = malloc(n * (mlen + 1) + 1);
+	if (!m || !out) {
+		/* Out of memory: fail closed, keep nothing. */
+		pthread_mutex_unlock(&lock);
+		free(m);
+		free(out);
+		snprintf(s, cap, "%s", SBX_REDACTED);
+		return;
+	}
 	for (int i = 0; i < MAX_VALUES; i++)
 		if (values[i].id)
-			replace_all(s, cap, values[i].bytes, values[i].len);
+			mark(s, n, m, values[i].bytes, values[i].len);
 	pthread_mutex_unlock(&lock);
+	/* Each run of marked bytes becomes one marker. */
+	for (size_t i = 0; i < n; i++) {
+		if (!m[i]) {
+			out[o++] = s[i];
+		} else if (i == 0 || !m[i - 1]) {
+			memcpy(out + o, SBX_REDACTED, mlen);
+			o += mlen;
+		}
+	}
+	out[o] = '\0';
+	snprintf(s, cap, "%s", out);
+	explicit_bzero(out, o);
+	free(out);
+	free(m);
 }
