@@ -22,6 +22,7 @@ struct sbx_policy {
 	char **env; /* "NAME=VALUE", env_n entries */
 	size_t env_n;
 	sbx_tier min_tier;
+	int detached;
 };
 
 /* Validators shared with the run path and the CLI. */

@@ -94,6 +94,7 @@ int sbx_policy_dup(sbx_policy **out, const sbx_policy *p)
 	memcpy(n->timeout_ms, p->timeout_ms, sizeof(n->timeout_ms));
 	memcpy(n->limit, p->limit, sizeof(n->limit));
 	n->min_tier = p->min_tier;
+	n->detached = p->detached;
 	n->image = strdup(p->image);
 	n->tenant = strdup(p->tenant);
 	n->workdir = strdup(p->workdir);
@@ -262,7 +263,7 @@ int sbx__valid_abs_path(const char *path)
 	if (n == 0 || n > 4095 || path[0] != '/')
 		return 0;
 	for (const char *c = path; *c; c++) {
-		if ((unsigned char)*c < 0x20)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			return 0;
 		if (c[0] == '/' && c[1] == '.' && c[2] == '.' && (c[3] == '/' || c[3] == '\0'))
 			return 0;
@@ -285,18 +286,24 @@ int sbx_policy_set_env(sbx_policy *p, const char *name, const char *value)
 				      name);
 	if (asprintf(&kv, "%s=%s", name, value) < 0)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_POLICY, "set_env: out of memory");
+	size_t replace = SIZE_MAX;
+
 	for (size_t i = 0; i < p->env_n; i++) {
-		if (strncmp(p->env[i], kv, nlen + 1) == 0) {
-			free(p->env[i]);
-			p->env[i] = SBX_STEAL(&kv);
-			return 0;
-		}
-		total += strlen(p->env[i]);
+		if (strncmp(p->env[i], kv, nlen + 1) == 0)
+			replace = i;
+		else
+			total += strlen(p->env[i]);
 	}
-	if (p->env_n >= SBX_MAX_ENV || total + strlen(kv) > SBX_MAX_ENV_BYTES)
+	if ((replace == SIZE_MAX && p->env_n >= SBX_MAX_ENV) ||
+	    total + strlen(kv) > SBX_MAX_ENV_BYTES)
 		return sbx__error_set(SBX_ETOOBIG, SBX_ERRCLASS_POLICY,
 				      "environment: at most %d variables and %u bytes", SBX_MAX_ENV,
 				      SBX_MAX_ENV_BYTES);
+	if (replace != SIZE_MAX) {
+		free(p->env[replace]);
+		p->env[replace] = SBX_STEAL(&kv);
+		return 0;
+	}
 	grown = realloc(p->env, (p->env_n + 1) * sizeof(char *));
 	if (!grown)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_POLICY, "set_env: out of memory");
@@ -340,6 +347,20 @@ int sbx_policy_set_min_tier(sbx_policy *p, sbx_tier tier)
 sbx_tier sbx_policy_min_tier(const sbx_policy *p)
 {
 	return p ? p->min_tier : SBX_TIER_CONTAINER;
+}
+
+int sbx_policy_set_detached(sbx_policy *p, int detached)
+{
+	if (!p)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
+				      "set_detached: policy is NULL");
+	p->detached = detached != 0;
+	return 0;
+}
+
+int sbx_policy_detached(const sbx_policy *p)
+{
+	return p ? p->detached : 0;
 }
 
 const char *sbx_tier_name(sbx_tier tier)

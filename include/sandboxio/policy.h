@@ -126,7 +126,8 @@ SBX_EXTERN const char *sbx_policy_tenant(const sbx_policy *p);
  * Adds a plain environment variable for every run (NAME=VALUE). Plain env is
  * not secret: it may be seen in the engine's records. Secrets go through
  * sbx_secrets. NAME is [A-Za-z_][A-Za-z0-9_]*; a later value for the same
- * name replaces the earlier one. Returns: 0, SBX_EINVALID, SBX_ENOMEM.
+ * name replaces the earlier one. At most 256 variables and 256 KiB in all.
+ * Returns: 0, SBX_EINVALID, SBX_ETOOBIG, SBX_ENOMEM.
  */
 SBX_EXTERN int sbx_policy_set_env(sbx_policy *p, const char *name, const char *value);
 
@@ -147,6 +148,18 @@ SBX_EXTERN int sbx_policy_set_min_tier(sbx_policy *p, sbx_tier tier);
 
 /** The demanded tier. */
 SBX_EXTERN sbx_tier sbx_policy_min_tier(const sbx_policy *p);
+
+/**
+ * Marks sandboxes created under this policy as detached: they have no owning
+ * process, so the reaper leaves them alone until their deadline (or until
+ * they are removed). ^By default a sandbox is owned by the process that
+ * created it, and the reaper removes it once that process is gone.
+ * Returns: 0, SBX_EINVALID.
+ */
+SBX_EXTERN int sbx_policy_set_detached(sbx_policy *p, int detached);
+
+/** Whether the policy makes detached sandboxes. */
+SBX_EXTERN int sbx_policy_detached(const sbx_policy *p);
 
 /** Names a tier: "container", "gvisor", "microvm"; NULL for an unknown value. */
 SBX_EXTERN const char *sbx_tier_name(sbx_tier tier);
