@@ -46,6 +46,7 @@ struct sbx_backend_ops {
 	/* Frees box only, leaving the sandbox alive. */
 	void (*release)(void *state, void *box);
 	int (*list)(void *state, const char *tenant, sbx_list_cb cb, void *payload);
+	int (*reap)(void *state, const char *tenant, int dry_run, sbx_reap_cb cb, void *payload);
 	int (*image_exists)(void *state, const char *ref);
 	int (*import_image)(void *state, const char *tar_path, const char *ref);
 };

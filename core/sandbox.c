@@ -479,6 +479,19 @@ int sbx_backend_list(sbx_backend *b, const char *tenant, sbx_list_cb cb, void *p
 	return b->ops->list(b->state, tenant, cb, payload);
 }
 
+int sbx_backend_reap(sbx_backend *b, const sbx_reap_options *opts, sbx_reap_cb cb, void *payload)
+{
+	sbx__error_clear();
+	if (!b)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE, "reap: backend is NULL");
+	if (opts && (opts->version == 0 || opts->version > SBX_REAP_OPTIONS_VERSION))
+		return sbx__error_set(SBX_EVERSION, SBX_ERRCLASS_CORE,
+				      "reap options version %u is not known (1..%u)", opts->version,
+				      SBX_REAP_OPTIONS_VERSION);
+	return b->ops->reap(b->state, opts ? opts->tenant : NULL, opts ? opts->dry_run : 0, cb,
+			    payload);
+}
+
 int sbx_backend_image_exists(sbx_backend *b, const char *ref)
 {
 	sbx__error_clear();

@@ -23,7 +23,8 @@ struct docker {
 
 struct box {
 	char *id;
-	int dead; /* killed by the host (deadline or cancel): runs are refused */
+	pid_t pid; /* the init's host pid, for cgroup accounting; 0 if unknown */
+	int dead;  /* killed by the host (deadline or cancel): runs are refused */
 };
 
 /* jansson provides json_decrefp(). */
@@ -46,6 +47,23 @@ int sbx__docker_exec(struct docker *d,
 		     const struct sbx_run_req *req,
 		     sbx_result *res);
 uint64_t sbx__mono_ms(void);
+/* Lists the containers labelled as ours (of one tenant, or this host's only). */
+int sbx__docker_list_ours(struct docker *d, const char *tenant, int only_local, json_t **out);
+/* Whether labels[key] is exactly value. */
+int sbx__label_is(json_t *labels, const char *key, const char *value);
+/* URL-escapes s; free() the result. NULL when out of memory. */
+char *sbx__url_escape(const char *s);
+/* Removes a container of ours; gone already counts as removed. */
+int sbx__docker_remove(struct docker *d, const char *id);
+/* The reaper (engine/reap.c). only_local: this host's sandboxes only. */
+int sbx__docker_reap(struct docker *d,
+		     const char *tenant,
+		     int dry_run,
+		     int only_local,
+		     sbx_reap_cb cb,
+		     void *payload);
+/* Start time of a process in clock ticks since boot (/proc/PID/stat field 22). */
+int sbx__proc_start_time(pid_t pid, unsigned long long *out);
 
 /* The seccomp profile given to every sandbox, as compact JSON; free() it. */
 char *sbx__seccomp_profile_json(void);

@@ -83,7 +83,8 @@ int sbx__docker_call(struct docker *d,
 	*status_out = status;
 	if (status >= 200 && status < 300) {
 		if (out) {
-			*out = resp.len ? json_loadb(resp.data, resp.len, 0, NULL) : json_object();
+			*out = resp.len ? json_loadb(resp.data, resp.len, JSON_ALLOW_NUL, NULL)
+					: json_object();
 			if (!*out) {
 				sbx__buf_clear(&resp);
 				return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE,
@@ -102,7 +103,16 @@ int sbx__docker_call(struct docker *d,
 	return rc;
 }
 
-static char *escape(const char *s)
+int sbx__label_is(json_t *labels, const char *key, const char *value)
+{
+	json_t *v = json_object_get(labels, key);
+
+	/* Length too: a value with a NUL inside is not the value. */
+	return json_is_string(v) && json_string_length(v) == strlen(value) &&
+	       strcmp(json_string_value(v), value) == 0;
+}
+
+char *sbx__url_escape(const char *s)
 {
 	char *e = curl_easy_escape(NULL, s, 0), *r;
 
@@ -248,6 +258,11 @@ static int d_open(void **state, const sbx_backend_options *o)
 	d->has_runsc = rt != NULL;
 	gethostname(d->hostname, sizeof(d->hostname) - 1);
 	read_boot_id(d->boot_id, sizeof(d->boot_id));
+	if (!(o && o->no_reap_at_open)) {
+		/* Best effort: an orphan left now is found by the next open or reap. */
+		sbx__docker_reap(d, NULL, 0, 1, NULL, NULL);
+		sbx__error_clear();
+	}
 	*state = d;
 	return 0;
 }
@@ -280,8 +295,17 @@ static json_t *labels_for(
 	json_object_set_new(l, SBX_LABEL_PREFIX "session", json_string(session));
 	json_object_set_new(l, SBX_LABEL_PREFIX "owner-host", json_string(d->hostname));
 	json_object_set_new(l, SBX_LABEL_PREFIX "owner-boot", json_string(d->boot_id));
-	snprintf(buf, sizeof(buf), "%ld", (long)getpid());
-	json_object_set_new(l, SBX_LABEL_PREFIX "owner-pid", json_string(buf));
+	if (p->detached) {
+		json_object_set_new(l, SBX_LABEL_PREFIX "owner-pid", json_string("0"));
+		json_object_set_new(l, SBX_LABEL_PREFIX "owner-start", json_string("0"));
+	} else {
+		unsigned long long start = 0;
+		sbx__proc_start_time(getpid(), &start);
+		snprintf(buf, sizeof(buf), "%ld", (long)getpid());
+		json_object_set_new(l, SBX_LABEL_PREFIX "owner-pid", json_string(buf));
+		snprintf(buf, sizeof(buf), "%llu", start);
+		json_object_set_new(l, SBX_LABEL_PREFIX "owner-start", json_string(buf));
+	}
 	snprintf(buf, sizeof(buf), "%lld", (long long)created);
 	json_object_set_new(l, SBX_LABEL_PREFIX "created", json_string(buf));
 	snprintf(buf, sizeof(buf), "%lld", (long long)deadline);
@@ -372,7 +396,7 @@ create_body(struct docker *d, const sbx_policy *p, const char *session, time_t d
 	return body;
 }
 
-static int remove_container(struct docker *d, const char *id)
+int sbx__docker_remove(struct docker *d, const char *id)
 {
 	char path[256];
 	long status = 0;
@@ -388,7 +412,8 @@ static int remove_container(struct docker *d, const char *id)
 	return rc;
 }
 
-static int check_readback(struct docker *d, const char *id, const sbx_policy *p, long tmo)
+static int
+check_readback(struct docker *d, const char *id, const sbx_policy *p, long tmo, pid_t *pid_out)
 {
 	_cleanup_json_ json_t *info = NULL;
 	char path[256], why[256];
@@ -418,8 +443,8 @@ static int check_readback(struct docker *d, const char *id, const sbx_policy *p,
 				      "sandbox %.12s: the engine did not keep network none, a "
 				      "read-only root, or unprivileged mode",
 				      id);
-	rc = sbx__cgroup_read_limits(&lim, "/sys/fs/cgroup", "/proc",
-				     (pid_t)json_integer_value(json_object_get(st, "Pid")));
+	*pid_out = (pid_t)json_integer_value(json_object_get(st, "Pid"));
+	rc = sbx__cgroup_read_limits(&lim, "/sys/fs/cgroup", "/proc", *pid_out);
 	if (rc < 0)
 		return sbx__error_os(SBX_EDENIED, -rc,
 				     "sandbox %.12s: cannot read its limits back from its cgroup, "
@@ -452,13 +477,14 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	json_t *warn;
 	struct box *b;
 	long status = 0;
+	pid_t pid = 0;
 	int rc;
 
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return sbx__error_os(SBX_ERROR, errno, "getrandom");
 	snprintf(session, sizeof(session), "sbx-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2],
 		 rnd[3], rnd[4], rnd[5]);
-	ref = escape(p->image);
+	ref = sbx__url_escape(p->image);
 	if (!ref)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
 	snprintf(path, sizeof(path), "/images/%s/json", ref);
@@ -508,7 +534,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 		sbx__error_wrap("start sandbox");
 		goto rollback;
 	}
-	rc = check_readback(d, id, p, left_ms(deadline));
+	rc = check_readback(d, id, p, left_ms(deadline), &pid);
 	if (rc < 0)
 		goto rollback;
 	if (sbx__mono_ms() > deadline) {
@@ -523,6 +549,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 		goto rollback;
 	}
 	b->id = strdup(id);
+	b->pid = pid;
 	if (!b->id) {
 		free(b);
 		rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
@@ -538,7 +565,7 @@ rollback : {
 	char msg[SBX_ERROR_MSG_MAX];
 
 	snprintf(msg, sizeof(msg), "%s", saved.message);
-	remove_container(d, id);
+	sbx__docker_remove(d, id);
 	sbx__error_set(rc, saved.klass, "%s", msg);
 	sbx__error_http(saved.http_status);
 }
@@ -579,7 +606,7 @@ d_open_box(void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier 
 		  {"nofile", SBX_LIMIT_NOFILE}, {"output", SBX_LIMIT_OUTPUT}};
 	struct docker *d = state;
 	_cleanup_json_ json_t *info = NULL;
-	const char *limits, *timeouts, *managed, *workdir, *tenant;
+	const char *limits, *timeouts, *workdir, *tenant;
 	char path[256];
 	json_t *labels;
 	struct box *b;
@@ -597,12 +624,11 @@ d_open_box(void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier 
 	if (rc < 0)
 		return rc;
 	labels = json_object_get(json_object_get(info, "Config"), "Labels");
-	managed = json_string_value(json_object_get(labels, SBX_LABEL_MANAGED));
 	limits = json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "limits"));
 	timeouts = json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "timeouts"));
 	workdir = json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "workdir"));
 	tenant = json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "tenant"));
-	if (!managed || strcmp(managed, SBX_LABEL_MANAGED_VALUE) != 0)
+	if (!sbx__label_is(labels, SBX_LABEL_MANAGED, SBX_LABEL_MANAGED_VALUE))
 		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
 				      "container '%.64s' is not a sandboxio sandbox", id);
 	if (!limits || !timeouts || !workdir || !tenant)
@@ -627,6 +653,7 @@ d_open_box(void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier 
 		free(b);
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
 	}
+	b->pid = (pid_t)json_integer_value(json_object_get(json_object_get(info, "State"), "Pid"));
 	*box_out = b;
 	*tier_out = strcmp(json_string_value(
 				   json_object_get(json_object_get(info, "HostConfig"), "Runtime"))
@@ -655,7 +682,7 @@ static int d_destroy(void *state, void *box)
 
 	if (!b)
 		return 0;
-	rc = remove_container(state, b->id);
+	rc = sbx__docker_remove(state, b->id);
 	d_release(state, b);
 	return rc;
 }
@@ -677,29 +704,40 @@ static int d_run(void *state, void *box, const struct sbx_run_req *req, sbx_resu
 
 /* ===== Listing and images ===== */
 
-static int d_list(void *state, const char *tenant, sbx_list_cb cb, void *payload)
+int sbx__docker_list_ours(struct docker *d, const char *tenant, int only_local, json_t **out)
 {
-	struct docker *d = state;
-	_cleanup_json_ json_t *filters = NULL, *list = NULL;
+	_cleanup_json_ json_t *filters = NULL;
 	_sbx_cleanup_free_ char *ftext = NULL, *fesc = NULL;
-	char path[1024];
-	json_t *c;
-	size_t i;
+	char path[1024], lab[160];
 	long status = 0;
-	int rc;
 
 	filters = json_pack("{s:[s]}", "label", SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE);
+	if (!filters)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
 	if (tenant) {
-		char lab[128];
 		snprintf(lab, sizeof(lab), SBX_LABEL_PREFIX "tenant=%.63s", tenant);
 		json_array_append_new(json_object_get(filters, "label"), json_string(lab));
 	}
+	if (only_local) {
+		snprintf(lab, sizeof(lab), SBX_LABEL_PREFIX "owner-host=%.64s", d->hostname);
+		json_array_append_new(json_object_get(filters, "label"), json_string(lab));
+	}
 	ftext = json_dumps(filters, JSON_COMPACT);
-	fesc = ftext ? escape(ftext) : NULL;
+	fesc = ftext ? sbx__url_escape(ftext) : NULL;
 	if (!fesc)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
 	snprintf(path, sizeof(path), "/containers/json?all=1&filters=%s", fesc);
-	rc = sbx__docker_call(d, "GET", path, NULL, 0, &status, &list);
+	return sbx__docker_call(d, "GET", path, NULL, 0, &status, out);
+}
+
+static int d_list(void *state, const char *tenant, sbx_list_cb cb, void *payload)
+{
+	_cleanup_json_ json_t *list = NULL;
+	json_t *c;
+	size_t i;
+	int rc;
+
+	rc = sbx__docker_list_ours(state, tenant, 0, &list);
 	if (rc < 0)
 		return rc;
 	json_array_foreach(list, i, c)
@@ -731,9 +769,14 @@ static int d_list(void *state, const char *tenant, sbx_list_cb cb, void *payload
 	return 0;
 }
 
+static int d_reap(void *state, const char *tenant, int dry_run, sbx_reap_cb cb, void *payload)
+{
+	return sbx__docker_reap(state, tenant, dry_run, 0, cb, payload);
+}
+
 static int d_image_exists(void *state, const char *ref)
 {
-	_sbx_cleanup_free_ char *esc = escape(ref);
+	_sbx_cleanup_free_ char *esc = sbx__url_escape(ref);
 	char path[512];
 	long status = 0;
 	int rc;
@@ -766,10 +809,10 @@ static int d_import_image(void *state, const char *tar_path, const char *ref)
 		*colon++ = '\0';
 	else
 		colon = (char *)"latest";
-	erepo = escape(repo);
-	etag = escape(colon);
-	c1 = escape("USER " SBX_SANDBOX_USER);
-	c2 = escape("WORKDIR /workspace");
+	erepo = sbx__url_escape(repo);
+	etag = sbx__url_escape(colon);
+	c1 = sbx__url_escape("USER " SBX_SANDBOX_USER);
+	c2 = sbx__url_escape("WORKDIR /workspace");
 	if (!erepo || !etag || !c1 || !c2)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
 	snprintf(path, sizeof(path),
@@ -813,6 +856,7 @@ const struct sbx_backend_ops sbx__docker_ops = {
 	.destroy = d_destroy,
 	.release = d_release,
 	.list = d_list,
+	.reap = d_reap,
 	.image_exists = d_image_exists,
 	.import_image = d_import_image,
 };

@@ -19,6 +19,7 @@
 
 #include <sandboxio.h>
 
+#include "cgroups/cgroups-int.h"
 #include "engine/docker-int.h"
 #include "util/buf.h"
 #include "util/error-int.h"
@@ -151,7 +152,7 @@ static void fill_result(struct run_io *io, sbx_result *res)
 	case SBX_FRAME_ST_EXITED:
 		/* A shell reports its OOM-killed child as 137: still an OOM. */
 		res->status = (e->flags & SBX_FRAME_F_OOM) && e->code == 137 ? SBX_RUN_OOM
-									      : SBX_RUN_EXITED;
+									     : SBX_RUN_EXITED;
 		break;
 	case SBX_FRAME_ST_SIGNALED:
 		res->status = (e->flags & SBX_FRAME_F_OOM) && e->signal == 9 ? SBX_RUN_OOM
@@ -171,6 +172,20 @@ static void fill_result(struct run_io *io, sbx_result *res)
 	res->max_rss_kb = e->maxrss_kb;
 }
 
+/* The exit code dockerd recorded for an exec, or -1. */
+static long long exec_exit_code(struct docker *d, const char *exec_id)
+{
+	_cleanup_json_ json_t *info = NULL;
+	char path[256];
+	long status = 0;
+
+	snprintf(path, sizeof(path), "/exec/%s/json", exec_id);
+	if (sbx__docker_call(d, "GET", path, NULL, 0, &status, &info) < 0 ||
+	    !json_is_integer(json_object_get(info, "ExitCode")))
+		return -1;
+	return json_integer_value(json_object_get(info, "ExitCode"));
+}
+
 int sbx__docker_exec(struct docker *d,
 		     struct box *b,
 		     const struct sbx_run_req *req,
@@ -182,9 +197,10 @@ int sbx__docker_exec(struct docker *d,
 	const unsigned char *in = req->stdin_data;
 	size_t in_left = req->stdin_len;
 	uint64_t start = sbx__mono_ms(), deadline;
-	char path[256], body_start[64];
+	char path[256], body_start[64], exec_id[160];
 	long status = 0;
-	int rc = 0, eof = 0, host_timeout = 0;
+	int rc = 0, eof = 0, host_timeout = 0, have_u0;
+	sbx_cgroup_usage u0, u1;
 	unsigned char buf[65536];
 
 	if (b->dead)
@@ -196,6 +212,7 @@ int sbx__docker_exec(struct docker *d,
 	io.err.cap = (size_t)req->output_cap;
 	io.diag.cap = INIT_DIAG_MAX;
 	sbx__frame_decoder_init(&io.dec);
+	have_u0 = b->pid > 0 && sbx__cgroup_read_usage(&u0, "/sys/fs/cgroup", "/proc", b->pid) == 0;
 	body = exec_body(req);
 	if (!body)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "build exec request");
@@ -293,12 +310,26 @@ int sbx__docker_exec(struct docker *d,
 	}
 	if (!io.have_exit) {
 		rc = sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_INIT,
-				    "sandbox %.12s: the run ended without an exit report%s%.*s",
-				    b->id, io.diag.len ? ": " : "", (int)io.diag.len,
-				    io.diag.data ? io.diag.data : "");
+				    "sandbox %.12s: the run ended without an exit report (the "
+				    "init exited %lld)%s%.*s",
+				    b->id, exec_exit_code(d, exec_id), io.diag.len ? ": " : "",
+				    (int)io.diag.len, io.diag.data ? io.diag.data : "");
 		goto out;
 	}
 	fill_result(&io, res);
+	/* Which caps the run ran into: the cgroup's counters are the witness. */
+	if (have_u0 && sbx__cgroup_read_usage(&u1, "/sys/fs/cgroup", "/proc", b->pid) == 0) {
+		if (u1.pids_events_max > u0.pids_events_max)
+			res->limits_hit |= SBX_HIT_PIDS;
+		if (u0.oom_kills >= 0 && u1.oom_kills > u0.oom_kills)
+			res->limits_hit |= SBX_HIT_MEMORY;
+	}
+	if (io.exit.flags & SBX_FRAME_F_OOM)
+		res->limits_hit |= SBX_HIT_MEMORY;
+	if (io.out.truncated || io.err.truncated)
+		res->limits_hit |= SBX_HIT_OUTPUT;
+	if (res->status == SBX_RUN_TIMEOUT)
+		res->limits_hit |= SBX_HIT_TIMEOUT;
 	res->stdout_len = io.out.len;
 	res->stderr_len = io.err.len;
 	res->stdout_total = io.out.total;

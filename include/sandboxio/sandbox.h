@@ -30,6 +30,8 @@ typedef struct {
 	const char *init_path;
 	/** Deadline of each single Engine API call that is not a run; 0: 30000. */
 	uint32_t api_timeout_ms;
+	/** Non-zero: do not reap this host's orphaned sandboxes at open. */
+	int no_reap_at_open;
 } sbx_backend_options;
 
 #define SBX_BACKEND_OPTIONS_VERSION 1
@@ -45,7 +47,10 @@ SBX_EXTERN int sbx_backend_options_init(sbx_backend_options *opts, unsigned int 
  * Opens a backend by name: "docker" (NULL means "docker").
  *
  * ^Checks that the engine answers; a daemon that is down or a wrong socket
- * path gives SBX_EUNAVAILABLE with a message naming the socket.
+ * path gives SBX_EUNAVAILABLE with a message naming the socket. ^Then reaps
+ * this host's orphans (sandboxes whose owner process is gone, or whose
+ * deadline passed), unless opts->no_reap_at_open is set; a failure to reap
+ * does not fail the open.
  * @param[out] out written only on success.
  * Ownership: free with sbx_backend_free() after every sandbox is closed.
  * Returns: 0, SBX_EINVALID, SBX_EVERSION, SBX_EUNSUPPORTED (unknown name),
@@ -171,8 +176,14 @@ typedef struct {
 	uint64_t duration_ms;
 	uint64_t cpu_user_us; /* CPU time of the run's process tree */
 	uint64_t cpu_system_us;
-	uint64_t max_rss_kb; /* largest resident set of a process in the tree */
+	uint64_t max_rss_kb;	 /* largest resident set of a process in the tree */
+	unsigned int limits_hit; /* SBX_HIT_* bits: which caps the run ran into */
 } sbx_result;
+
+#define SBX_HIT_MEMORY 1u  /* the memory cgroup killed a process (OOM) */
+#define SBX_HIT_PIDS 2u	   /* a fork or thread creation was refused by the pids cap */
+#define SBX_HIT_OUTPUT 4u  /* output past the cap was dropped */
+#define SBX_HIT_TIMEOUT 8u /* the deadline passed */
 
 /** Frees a result. ^NULL is a harmless no-op. */
 SBX_EXTERN void sbx_result_free(sbx_result *r);
@@ -264,6 +275,52 @@ typedef int (*sbx_list_cb)(const sbx_sandbox_info *info, void *payload);
  * Returns: 0, SBX_EINVALID, SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ENOMEM.
  */
 SBX_EXTERN int sbx_backend_list(sbx_backend *b, const char *tenant, sbx_list_cb cb, void *payload);
+
+/* ===== Reaping ===== */
+
+typedef enum {
+	SBX_REAP_OWNER_GONE = 1,      /* its owning process (same host and boot) has exited */
+	SBX_REAP_DEADLINE_PASSED = 2, /* its deadline is in the past */
+	SBX_REAP_OWNER_REBOOTED = 3,  /* made on this host before the last boot */
+	SBX_REAP_SKIPPED = 4	      /* ours, but its labels cannot be judged: left alone */
+} sbx_reap_reason;
+
+typedef struct {
+	const char *id;
+	const char *tenant;
+	sbx_reap_reason reason;
+	int removed;	    /* 1 when removed now; 0 for a dry run, a skip or a failure */
+	const char *detail; /* why it was skipped or why removal failed, else "" */
+} sbx_reap_info;
+
+typedef int (*sbx_reap_cb)(const sbx_reap_info *info, void *payload);
+
+typedef struct {
+	unsigned int version;
+	const char *tenant; /* NULL: every tenant */
+	int dry_run;	    /* non-zero: report, remove nothing */
+} sbx_reap_options;
+
+#define SBX_REAP_OPTIONS_VERSION 1
+#define SBX_REAP_OPTIONS_INIT                                                                      \
+	{                                                                                          \
+		.version = SBX_REAP_OPTIONS_VERSION                                                \
+	}
+
+/**
+ * Removes this library's sandboxes that nobody will close: ^those whose
+ * owner process is gone (same host and boot; the owner's start time is
+ * checked, so a reused pid is not mistaken for the owner), and ^those whose
+ * deadline has passed. ^It never removes a sandbox that is alive and owned,
+ * a detached sandbox before its deadline, or a container not labelled as
+ * sandboxio's. cb (may be NULL) hears about every candidate and skip. A
+ * container that vanished between the list and the removal counts as
+ * removed.
+ * Returns: the number removed (or, in a dry run, that would be), or
+ * SBX_EINVALID, SBX_EVERSION, SBX_EENGINE, SBX_EUNAVAILABLE.
+ */
+SBX_EXTERN int
+sbx_backend_reap(sbx_backend *b, const sbx_reap_options *opts, sbx_reap_cb cb, void *payload);
 
 SBX_END_DECL
 

@@ -38,6 +38,12 @@ static size_t on_data(char *d, size_t sz, size_t nm, void *arg)
 
 json_t *t_engine_get(const char *path, long *status)
 {
+	return t_engine_request("GET", path, NULL, status);
+}
+
+json_t *t_engine_request(const char *method, const char *path, const char *body, long *status)
+{
+	struct curl_slist *hdr = NULL;
 	struct body b = {0};
 	char url[2048];
 	json_t *j = NULL;
@@ -50,12 +56,19 @@ json_t *t_engine_get(const char *path, long *status)
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	if (body) {
+		hdr = curl_slist_append(hdr, "Content-Type: application/json");
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	}
 	if (curl_easy_perform(c) == CURLE_OK) {
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
 		if (b.p)
-			j = json_loads(b.p, 0, NULL);
+			j = json_loads(b.p, JSON_ALLOW_NUL, NULL);
 	}
 	curl_easy_cleanup(c);
+	curl_slist_free_all(hdr);
 	free(b.p);
 	return j;
 }

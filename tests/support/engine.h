@@ -12,6 +12,9 @@
 /* GET path on the Engine; returns the decoded JSON (caller decrefs) or NULL,
  * with *status set (0 when the daemon could not be reached). */
 json_t *t_engine_get(const char *path, long *status);
+/* Any request on the Engine with an optional JSON body; returns the decoded
+ * answer (may be NULL for empty bodies) with *status set. */
+json_t *t_engine_request(const char *method, const char *path, const char *body, long *status);
 /* Number of containers (running or not) carrying label key=value. */
 int t_engine_count_label(const char *label);
 /* 1 when the daemon answers and the default image is present; tests skip otherwise. */

@@ -37,9 +37,14 @@ static const char *strip_version(const char *url)
 	return url;
 }
 
-static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url,
-			      const char *method, const char *version, const char *upload,
-			      size_t *upload_size, void **con_cls)
+static enum MHD_Result answer(void *cls,
+			      struct MHD_Connection *c,
+			      const char *url,
+			      const char *method,
+			      const char *version,
+			      const char *upload,
+			      size_t *upload_size,
+			      void **con_cls)
 {
 	struct fake_engine *f = cls;
 	const char *path = strip_version(url);

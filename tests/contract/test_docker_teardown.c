@@ -1,0 +1,340 @@
+/*
+ * tests/contract/test_docker_teardown.c: teardown and caps that bite, on a
+ * real dockerd: the reaper removes what an owner left behind and nothing
+ * else, concurrent closes leave nothing, and every run says which caps it
+ * ran into.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "support/engine.h"
+
+static sbx_backend *B;
+
+static int exists(const char *id)
+{
+	char path[256];
+	long st = 0;
+
+	snprintf(path, sizeof(path), "/containers/%s/json", id);
+	json_decref(t_engine_get(path, &st));
+	return st == 200;
+}
+
+static sbx_sandbox *create(sbx_policy *p)
+{
+	sbx_sandbox *s = NULL;
+
+	if (sbx_sandbox_create(&s, B, p) != 0)
+		fail_msg("create: %s", sbx_error_last()->message);
+	return s;
+}
+
+/* A child process creates a sandbox and dies without closing it. */
+static char *orphan_of_dead_owner(int detached)
+{
+	int fds[2];
+	char id[128] = "";
+	pid_t pid;
+
+	(void)t_tenant(); /* fixed before the fork: the child shares the tenant */
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	if (pid == 0) {
+		sbx_backend *b = NULL;
+		sbx_policy *p = NULL;
+		sbx_sandbox *s = NULL;
+		sbx_backend_options o = SBX_BACKEND_OPTIONS_INIT;
+
+		o.no_reap_at_open = 1;
+		if (sbx_backend_open(&b, "docker", &o) || sbx_policy_new(&p) ||
+		    sbx_policy_set_tenant(p, t_tenant()) || sbx_policy_set_detached(p, detached) ||
+		    sbx_sandbox_create(&s, b, p))
+			_exit(1);
+		if (write(fds[1], sbx_sandbox_id(s), strlen(sbx_sandbox_id(s))) < 0)
+			_exit(1);
+		_exit(0); /* no close: the owner is gone */
+	}
+	close(fds[1]);
+	assert_true(read(fds[0], id, sizeof(id) - 1) > 0);
+	close(fds[0]);
+	waitpid(pid, NULL, 0);
+	return strdup(id);
+}
+
+struct seen {
+	int removed, skipped;
+	char last_detail[256];
+	const char *want_id;
+	sbx_reap_reason reason;
+};
+
+static int on_reap(const sbx_reap_info *info, void *payload)
+{
+	struct seen *s = payload;
+
+	if (s->want_id && strcmp(info->id, s->want_id) != 0)
+		return 0;
+	s->removed += info->removed;
+	s->skipped += info->reason == SBX_REAP_SKIPPED;
+	s->reason = info->reason;
+	snprintf(s->last_detail, sizeof(s->last_detail), "%s", info->detail);
+	return 0;
+}
+
+static void test_engine_teardown__reap_removes_dead_owners_sandbox(void **state)
+{
+	sbx_reap_options o = SBX_REAP_OPTIONS_INIT;
+	char *id = orphan_of_dead_owner(0);
+	struct seen seen = {.want_id = id};
+
+	(void)state;
+	assert_true(exists(id));
+	o.tenant = t_tenant();
+	o.dry_run = 1;
+	assert_true(sbx_backend_reap(B, &o, on_reap, &seen) >= 1);
+	assert_int_equal(seen.reason, SBX_REAP_OWNER_GONE);
+	assert_int_equal(seen.removed, 0);
+	assert_true(exists(id)); /* a dry run removes nothing */
+	o.dry_run = 0;
+	assert_true(sbx_backend_reap(B, &o, on_reap, &seen) >= 1);
+	assert_int_equal(seen.removed, 1);
+	assert_false(exists(id));
+	free(id);
+}
+
+static void test_engine_teardown__reap_at_open(void **state)
+{
+	char *id = orphan_of_dead_owner(0);
+	sbx_backend *b = NULL;
+
+	(void)state;
+	assert_true(exists(id));
+	assert_int_equal(sbx_backend_open(&b, "docker", NULL), 0);
+	assert_false(exists(id));
+	sbx_backend_free(b);
+	free(id);
+}
+
+static void test_engine_teardown__reap_spares_live_and_detached(void **state)
+{
+	sbx_reap_options o = SBX_REAP_OPTIONS_INIT;
+	sbx_policy *p = t_policy();
+	sbx_sandbox *mine = create(p);
+	char *detached = orphan_of_dead_owner(1);
+	struct seen seen = {0};
+
+	(void)state;
+	o.tenant = t_tenant();
+	assert_int_equal(sbx_backend_reap(B, &o, on_reap, &seen), 0);
+	assert_true(exists(sbx_sandbox_id(mine)));
+	assert_true(exists(detached));
+	sbx_sandbox_close(mine);
+	/* Detached ones go with rm (close) or at their deadline. */
+	assert_int_equal(sbx_sandbox_open(&mine, B, detached), 0);
+	assert_int_equal(sbx_sandbox_close(mine), 0);
+	assert_false(exists(detached));
+	free(detached);
+	sbx_policy_free(p);
+}
+
+/* A container with our managed-by label but garbage in its other labels is
+ * skipped with a reason; one without the label is never touched. */
+static void test_engine_teardown__reap_never_touches_foreign_or_garbage(void **state)
+{
+	sbx_reap_options o = SBX_REAP_OPTIONS_INIT;
+	struct seen seen = {0};
+	char body[1024], path[256];
+	char *foreign_id, *garbage_id;
+	json_t *r;
+	long st;
+
+	(void)state;
+	snprintf(body, sizeof(body),
+		 "{\"Image\":\"sandboxio/python:3.11\",\"Cmd\":[\"true\"],"
+		 "\"Labels\":{\"io.sandboxio.tenant\":\"%s\",\"io.sandboxio.deadline\":\"1\"}}",
+		 t_tenant());
+	r = t_engine_request("POST", "/containers/create", body, &st);
+	assert_int_equal(st, 201);
+	foreign_id = strdup(json_string_value(json_object_get(r, "Id")));
+	json_decref(r);
+	snprintf(body, sizeof(body),
+		 "{\"Image\":\"sandboxio/python:3.11\",\"Cmd\":[\"true\"],"
+		 "\"Labels\":{\"io.sandboxio.managed-by\":\"sandboxio\","
+		 "\"io.sandboxio.tenant\":\"%s\",\"io.sandboxio.deadline\":\"soon\\u0000;rm\"}}",
+		 t_tenant());
+	r = t_engine_request("POST", "/containers/create", body, &st);
+	assert_int_equal(st, 201);
+	garbage_id = strdup(json_string_value(json_object_get(r, "Id")));
+	json_decref(r);
+
+	o.tenant = t_tenant();
+	seen.want_id = garbage_id;
+	assert_int_equal(sbx_backend_reap(B, &o, on_reap, &seen), 0);
+	assert_int_equal(seen.skipped, 1);
+	assert_non_null(strstr(seen.last_detail, "deadline"));
+	assert_true(exists(foreign_id));
+	assert_true(exists(garbage_id));
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/containers/%s?force=1", i ? foreign_id : garbage_id);
+		json_decref(t_engine_request("DELETE", path, NULL, &st));
+	}
+	free(foreign_id);
+	free(garbage_id);
+}
+
+static void test_engine_teardown__reap_daemon_down(void **state)
+{
+	sbx_backend_options bo = SBX_BACKEND_OPTIONS_INIT;
+	sbx_backend *b = NULL;
+
+	(void)state;
+	bo.socket_path = "/nonexistent/docker.sock";
+	assert_int_equal(sbx_backend_open(&b, "docker", &bo), SBX_EUNAVAILABLE);
+}
+
+struct closer {
+	sbx_sandbox *s;
+	int rc;
+};
+
+static void *close_main(void *arg)
+{
+	struct closer *c = arg;
+
+	c->rc = sbx_sandbox_close(c->s);
+	return NULL;
+}
+
+static void test_engine_teardown__twenty_concurrent_closes(void **state)
+{
+	enum { N = 20 };
+	struct closer c[N];
+	pthread_t th[N];
+	sbx_policy *p = t_policy();
+	char lab[128];
+
+	(void)state;
+	snprintf(lab, sizeof(lab), "io.sandboxio.tenant=%s", t_tenant());
+	for (int i = 0; i < N; i++)
+		c[i].s = create(p);
+	assert_int_equal(t_engine_count_label(lab), N);
+	for (int i = 0; i < N; i++)
+		pthread_create(&th[i], NULL, close_main, &c[i]);
+	for (int i = 0; i < N; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(c[i].rc, 0);
+	}
+	assert_int_equal(t_engine_count_label(lab), 0);
+	sbx_policy_free(p);
+}
+
+static void test_engine_teardown__usage_and_limits_hit(void **state)
+{
+	sbx_policy *p = t_policy();
+	sbx_sandbox *s;
+	sbx_result *r;
+
+	(void)state;
+	sbx_policy_set_limit(p, SBX_LIMIT_PIDS, 32);
+	sbx_policy_set_limit(p, SBX_LIMIT_MEMORY, 96 << 20);
+	s = create(p);
+	r = t_run(s, "python3 -c 'b = b\"x\" * (40 << 20); print(len(b))'", NULL);
+	assert_int_equal(r->status, SBX_RUN_EXITED);
+	assert_true(r->max_rss_kb >= 40 * 1024);
+	assert_true(r->cpu_user_us + r->cpu_system_us > 0);
+	assert_int_equal(r->limits_hit, 0);
+	sbx_result_free(r);
+	r = t_run(
+		s,
+		"python3 -c \"import threading,time\n"
+		"try:\n"
+		"  while True: threading.Thread(target=time.sleep,args=(5,),daemon=True).start()\n"
+		"except RuntimeError: print('capped')\"",
+		NULL);
+	assert_string_equal(r->stdout_data, "capped\n");
+	assert_true(r->limits_hit & SBX_HIT_PIDS);
+	sbx_result_free(r);
+	r = t_run(s, "python3 -c 'b = b\"x\" * (300 << 20)'", NULL);
+	assert_int_equal(r->status, SBX_RUN_OOM);
+	assert_true(r->limits_hit & SBX_HIT_MEMORY);
+	sbx_result_free(r);
+	sbx_sandbox_close(s);
+	sbx_policy_free(p);
+}
+
+/* A CPU spinner gets its CPU share, not the machine: with cpus=0.5, two
+ * spinning threads for 2 s of wall time use about 1 s of CPU. */
+static void test_engine_teardown__cpu_throttled_to_share(void **state)
+{
+	sbx_policy *p = t_policy();
+	sbx_sandbox *s;
+	sbx_result *r;
+	double cpu_s, wall_s, share;
+
+	(void)state;
+	sbx_policy_set_limit(p, SBX_LIMIT_CPU_MILLI, 500);
+	s = create(p);
+	r = t_run(s,
+		  "python3 -c \"import multiprocessing as m, time\n"
+		  "def spin():\n"
+		  "  t=time.time()\n"
+		  "  while time.time()-t < 2: pass\n"
+		  "ps=[m.Process(target=spin) for _ in range(2)]\n"
+		  "[p.start() for p in ps]; [p.join() for p in ps]\"",
+		  NULL);
+	assert_int_equal(r->exit_code, 0);
+	cpu_s = (double)(r->cpu_user_us + r->cpu_system_us) / 1e6;
+	wall_s = (double)r->duration_ms / 1e3;
+	share = cpu_s / wall_s;
+	fprintf(stderr, "  cpus=0.5: %.2f s CPU over %.2f s wall = %.2f cores\n", cpu_s, wall_s,
+		share);
+	assert_true(share < 0.5 * 1.25);
+	sbx_result_free(r);
+	sbx_sandbox_close(s);
+	sbx_policy_free(p);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!t_engine_ready())
+		return -1;
+	B = t_backend();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sbx_backend_free(B);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_engine_teardown__reap_removes_dead_owners_sandbox),
+		cmocka_unit_test(test_engine_teardown__reap_at_open),
+		cmocka_unit_test(test_engine_teardown__reap_spares_live_and_detached),
+		cmocka_unit_test(test_engine_teardown__reap_never_touches_foreign_or_garbage),
+		cmocka_unit_test(test_engine_teardown__reap_daemon_down),
+		cmocka_unit_test(test_engine_teardown__twenty_concurrent_closes),
+		cmocka_unit_test(test_engine_teardown__usage_and_limits_hit),
+		cmocka_unit_test(test_engine_teardown__cpu_throttled_to_share),
+	};
+
+	return cmocka_run_group_tests_name("engine_contract[docker] teardown", tests, setup,
+					   teardown);
+}
