@@ -55,17 +55,22 @@ build/sbx-resolv.conf: init/resolv.conf
 	@mkdir -p build
 	cp $< $@
 
+# V=1 shows the commands.
+Q := $(if $(V),,@)
+
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 build/init-obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) -D_GNU_SOURCE -I. -MMD -MP -std=gnu11 $(WARN) -O2 -g -c -o $@ $<
+	@$(if $(Q),echo "  CC      $< (init)")
+	$(Q)$(CC) -D_GNU_SOURCE -I. -MMD -MP -std=gnu11 $(WARN) -O2 -g -c -o $@ $<
 
 $(B)/libsandboxio.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(B)/libsandboxio.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libsandboxio.so.0 $(LDFLAGS) -o $@ $^ $(LIBS)
@@ -78,11 +83,13 @@ build/sbx-init: $(INIT_OBJ)
 
 $(B)/tests/unit/%: tests/unit/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(B)/libsandboxio.a $(LIBS) $(TEST_LIBS)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(B)/libsandboxio.a $(LIBS) $(TEST_LIBS)
 
 $(B)/tests/contract/%: tests/contract/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(B)/libsandboxio.a $(LIBS) $(TEST_LIBS)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(B)/libsandboxio.a $(LIBS) $(TEST_LIBS)
 
 unit: $(UNIT_BIN) build/sbx-init build/sbx-resolv.conf
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
