@@ -43,6 +43,8 @@ struct sbx_backend_ops {
 	int (*run)(void *state, void *box, const struct sbx_run_req *req, sbx_result *res);
 	/* Kills and removes; frees box whatever the outcome. */
 	int (*destroy)(void *state, void *box);
+	/* Kills the sandbox; may be called while another thread runs in it. */
+	int (*kill)(void *state, void *box);
 	/* Frees box only, leaving the sandbox alive. */
 	void (*release)(void *state, void *box);
 	int (*list)(void *state, const char *tenant, sbx_list_cb cb, void *payload);

@@ -217,6 +217,18 @@ int sbx_sandbox_close(sbx_sandbox *s)
 	return rc;
 }
 
+const sbx_policy *sbx_sandbox_policy(const sbx_sandbox *s)
+{
+	return s ? s->policy : NULL;
+}
+
+int sbx_sandbox_kill(sbx_sandbox *s)
+{
+	if (!s)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE, "kill: sandbox is NULL");
+	return s->backend->ops->kill(s->backend->state, s->box);
+}
+
 void sbx_sandbox_detach(sbx_sandbox *s)
 {
 	if (!s)

@@ -15,7 +15,8 @@
 struct docker {
 	struct sbx_http http;
 	char *init_path;
-	char *resolv_path; /* beside the init: the sandbox's /etc/resolv.conf */
+	char *resolv_path;    /* beside the init: the sandbox's /etc/resolv.conf */
+	char init_error[512]; /* why the init cannot be used; creating then fails */
 	int has_runsc;
 	char hostname[65];
 	char boot_id[40];

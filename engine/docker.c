@@ -244,10 +244,12 @@ static int d_open(void **state, const sbx_backend_options *o)
 		rc = sbx__http_init(&d->http, sock,
 				    o && o->api_timeout_ms ? (long)o->api_timeout_ms
 							   : DEFAULT_API_TIMEOUT_MS);
-	if (rc == 0)
-		rc = resolve_init(&d->init_path, o ? o->init_path : NULL);
-	if (rc == 0)
-		rc = resolve_resolv(&d->resolv_path, d->init_path);
+	/* Only creating needs the init: listing, removing and reaping work without. */
+	if (rc == 0 && (resolve_init(&d->init_path, o ? o->init_path : NULL) < 0 ||
+			resolve_resolv(&d->resolv_path, d->init_path) < 0)) {
+		snprintf(d->init_error, sizeof(d->init_error), "%s", sbx_error_last()->message);
+		sbx__error_clear();
+	}
 	if (rc == 0)
 		rc = sbx__docker_call(d, "GET", "/info", NULL, 0, &status, &info);
 	if (rc < 0) {
@@ -270,6 +272,9 @@ static int d_open(void **state, const sbx_backend_options *o)
 static int d_check(void *state, const sbx_policy *p)
 {
 	struct docker *d = state;
+
+	if (d->init_error[0])
+		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE, "%s", d->init_error);
 
 	if (p->min_tier == SBX_TIER_MICROVM)
 		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_ENGINE,
@@ -692,9 +697,21 @@ int sbx__docker_kill(struct docker *d, struct box *b)
 	char path[256];
 	long status = 0;
 
-	b->dead = 1;
+	__atomic_store_n(&b->dead, 1, __ATOMIC_SEQ_CST);
 	snprintf(path, sizeof(path), "/containers/%s/kill?signal=SIGKILL", b->id);
 	return sbx__docker_call(d, "POST", path, NULL, 0, &status, NULL);
+}
+
+static int d_kill(void *state, void *box)
+{
+	int rc = sbx__docker_kill(state, box);
+
+	/* Gone already is as dead as it gets. */
+	if (rc == SBX_ENOTFOUND) {
+		sbx__error_clear();
+		return 0;
+	}
+	return rc;
 }
 
 static int d_run(void *state, void *box, const struct sbx_run_req *req, sbx_result *res)
@@ -854,6 +871,7 @@ const struct sbx_backend_ops sbx__docker_ops = {
 	.open_box = d_open_box,
 	.run = d_run,
 	.destroy = d_destroy,
+	.kill = d_kill,
 	.release = d_release,
 	.list = d_list,
 	.reap = d_reap,

@@ -48,6 +48,7 @@ static int on_frame(int type, const unsigned char *p, size_t len, void *arg)
 {
 	struct run_io *io = arg;
 	struct sbx_buf *dst = NULL;
+	size_t before;
 	int stream = 0;
 
 	switch ((enum sbx_frame_type)type) {
@@ -68,10 +69,13 @@ static int on_frame(int type, const unsigned char *p, size_t len, void *arg)
 	}
 	if (!dst)
 		return -1;
+	before = dst->len;
 	if (sbx__buf_append(dst, p, len) < 0)
 		return -2;
-	if (io->req->on_output &&
-	    io->req->on_output(stream, (const char *)p, len, io->req->payload) != 0) {
+	/* The callback sees what is kept: the cap bounds what the host accepts. */
+	if (io->req->on_output && dst->len > before &&
+	    io->req->on_output(stream, dst->data + before, dst->len - before, io->req->payload) !=
+		    0) {
 		io->canceled = 1;
 		return 1;
 	}
@@ -203,7 +207,7 @@ int sbx__docker_exec(struct docker *d,
 	sbx_cgroup_usage u0, u1;
 	unsigned char buf[65536];
 
-	if (b->dead)
+	if (__atomic_load_n(&b->dead, __ATOMIC_SEQ_CST))
 		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
 				      "sandbox %.12s was killed at an earlier deadline or cancel",
 				      b->id);
@@ -306,6 +310,12 @@ int sbx__docker_exec(struct docker *d,
 		/* The init did not end the run by its deadline: end the sandbox. */
 		sbx__docker_kill(d, b);
 		io.exit = (struct sbx_frame_exit){.status = SBX_FRAME_ST_TIMEOUT, .code = 124};
+		io.have_exit = 1;
+	}
+	if (!io.have_exit && __atomic_load_n(&b->dead, __ATOMIC_SEQ_CST)) {
+		/* Killed through sbx_sandbox_kill() while the run was in flight. */
+		io.exit = (struct sbx_frame_exit){
+			.status = SBX_FRAME_ST_SIGNALED, .code = 137, .signal = 9};
 		io.have_exit = 1;
 	}
 	if (!io.have_exit) {

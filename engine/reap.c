@@ -44,7 +44,7 @@ int sbx__proc_start_time(pid_t pid, unsigned long long *out)
 	if (!p)
 		return -EINVAL;
 	p++;
-	for (int field = 2; field < 22; field++) {
+	for (int field = 3; field < 22; field++) {
 		p = strchr(p + 1, ' ');
 		if (!p)
 			return -EINVAL;

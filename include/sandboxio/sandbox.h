@@ -80,7 +80,8 @@ SBX_EXTERN const char *sbx_backend_name(const sbx_backend *b);
  * Ownership: close with sbx_sandbox_close() (kills and removes) or
  * sbx_sandbox_detach() (frees the handle and leaves the sandbox running
  * until its deadline).
- * Returns: 0, SBX_EINVALID, SBX_EUNSUPPORTED, SBX_ENOTFOUND (image),
+ * Returns: 0, SBX_EINVALID, SBX_EUNSUPPORTED, SBX_ENOTFOUND (image, or the
+ * docker backend's init binary),
  * SBX_EDENIED, SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ETIMEOUT, SBX_ENOMEM.
  */
 SBX_EXTERN int sbx_sandbox_create(sbx_sandbox **out, sbx_backend *b, const sbx_policy *p);
@@ -110,6 +111,21 @@ SBX_EXTERN int sbx_sandbox_close(sbx_sandbox *s);
 /** Frees the handle and leaves the sandbox to live until its deadline. */
 SBX_EXTERN void sbx_sandbox_detach(sbx_sandbox *s);
 
+/**
+ * The policy the sandbox runs under (for an opened sandbox: as recorded in
+ * its labels). Lent for the handle's lifetime.
+ */
+SBX_EXTERN const sbx_policy *sbx_sandbox_policy(const sbx_sandbox *s);
+
+/**
+ * Kills the sandbox now, from any thread, while another thread may be in
+ * sbx_sandbox_run() on it: ^that run then returns promptly (with status
+ * killed or an error) and later runs fail. The handle must still be closed.
+ * This is how a caller cancels a run that prints nothing.
+ * Returns: 0, SBX_EINVALID, SBX_EENGINE, SBX_EUNAVAILABLE.
+ */
+SBX_EXTERN int sbx_sandbox_kill(sbx_sandbox *s);
+
 /* ===== Runs ===== */
 
 typedef enum {
@@ -127,8 +143,10 @@ SBX_EXTERN const char *sbx_run_status_name(sbx_run_status st);
 #define SBX_STREAM_STDERR 2
 
 /**
- * Receives output as it arrives. Return 0 to go on, non-zero to cancel the
- * run (its process tree is killed and the run returns SBX_ECANCELED).
+ * Receives output as it arrives, up to the output cap (^bytes past the cap
+ * are counted but reach neither the callback nor the result). Return 0 to
+ * go on, non-zero to cancel the run: ^the sandbox is killed (Docker cannot
+ * kill one exec) and the run returns SBX_ECANCELED.
  */
 typedef int (*sbx_output_cb)(int stream, const char *data, size_t len, void *payload);
 

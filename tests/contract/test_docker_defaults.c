@@ -107,7 +107,8 @@ static void test_engine_defaults__only_loopback_inside(void **state)
 static void test_engine_defaults__no_route_v4_v6(void **state)
 {
 	expect_out(state,
-		   "tail -n +2 /proc/net/route | wc -l; awk '$NF != \"lo\"' /proc/net/ipv6_route | wc -l",
+		   "tail -n +2 /proc/net/route | wc -l; awk '$NF != \"lo\"' /proc/net/ipv6_route | "
+		   "wc -l",
 		   "0\n0\n");
 }
 
@@ -122,7 +123,8 @@ static void test_engine_defaults__canary_unreachable(void **state)
 	 * before any packet exists. */
 	expect_out(state,
 		   "python3 -c \"import socket,errno\n"
-		   "for fam,addr in ((socket.AF_INET,('192.0.2.1',80)),(socket.AF_INET6,('2001:db8::1',80))):\n"
+		   "for fam,addr in "
+		   "((socket.AF_INET,('192.0.2.1',80)),(socket.AF_INET6,('2001:db8::1',80))):\n"
 		   "  s=socket.socket(fam,socket.SOCK_STREAM)\n"
 		   "  try: s.connect(addr); print('connected')\n"
 		   "  except OSError as e: print(errno.errorcode[e.errno])\"",

@@ -79,9 +79,17 @@ static void test_engine_errors__missing_init(void **state)
 	sbx_backend *b = NULL;
 
 	(void)state;
+	sbx_policy *p = t_policy();
+	sbx_sandbox *s = NULL;
+
+	/* Listing and removing need no init; creating does, and says which. */
 	o.init_path = "/nonexistent/sbx-init";
-	assert_int_equal(sbx_backend_open(&b, "docker", &o), SBX_ENOTFOUND);
+	assert_int_equal(sbx_backend_open(&b, "docker", &o), 0);
+	assert_int_equal(sbx_sandbox_create(&s, b, p), SBX_ENOTFOUND);
+	assert_null(s);
 	assert_msg("/nonexistent/sbx-init");
+	sbx_policy_free(p);
+	sbx_backend_free(b);
 }
 
 static void test_engine_errors__missing_image(void **state)

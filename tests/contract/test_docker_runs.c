@@ -154,8 +154,8 @@ static void test_engine_runs__timeout_kills_tree(void **state)
 	sbx_result *r;
 
 	o.timeout_ms = 1000;
-	r = t_run(S(state),
-		  "setsid sh -c 'sleep 300' & (trap '' TERM HUP; sleep 301) & sleep 302", &o);
+	r = t_run(S(state), "setsid sh -c 'sleep 300' & (trap '' TERM HUP; sleep 301) & sleep 302",
+		  &o);
 	assert_int_equal(r->status, SBX_RUN_TIMEOUT);
 	assert_int_equal(r->exit_code, 124);
 	assert_true(now_ms() - t0 < 60000);
@@ -268,9 +268,9 @@ static void test_engine_runs__files_round_trip(void **state)
 	void *back = NULL;
 	size_t len = 0;
 
-	assert_int_equal(sbx_sandbox_write_file(S(state), "/workspace/in.bin", data,
-						sizeof(data) - 1, 0600),
-			 0);
+	assert_int_equal(
+		sbx_sandbox_write_file(S(state), "/workspace/in.bin", data, sizeof(data) - 1, 0600),
+		0);
 	assert_int_equal(sbx_sandbox_read_file(&back, &len, S(state), "/workspace/in.bin", 0), 0);
 	assert_int_equal(len, sizeof(data) - 1);
 	assert_memory_equal(back, data, len);
@@ -408,6 +408,34 @@ static void test_engine_runs__close_removes(void **state)
 	sbx_policy_free(p);
 }
 
+static void *killer(void *arg)
+{
+	usleep(500000);
+	sbx_sandbox_kill(arg);
+	return NULL;
+}
+
+/* A run that prints nothing is cancelled from another thread. */
+static void test_engine_runs__kill_from_another_thread(void **state)
+{
+	sbx_policy *p = t_policy();
+	sbx_sandbox *s = fresh(state, p);
+	const char *argv[] = {"sleep", "120", NULL};
+	uint64_t t0 = now_ms();
+	sbx_result *r = NULL;
+	pthread_t th;
+
+	pthread_create(&th, NULL, killer, s);
+	assert_int_equal(sbx_sandbox_run(&r, s, argv, NULL), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(r->status, SBX_RUN_KILLED);
+	assert_true(now_ms() - t0 < 60000);
+	sbx_result_free(r);
+	assert_int_equal(sbx_sandbox_run(&r, s, argv, NULL), SBX_ENOTFOUND);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+	sbx_policy_free(p);
+}
+
 /* The init ends a detached sandbox at its deadline, and nothing lingers. */
 static void test_engine_runs__dead_man_deadline(void **state)
 {
@@ -451,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_engine_runs__disk_cap_enospc),
 		cmocka_unit_test(test_engine_runs__threads_isolated),
 		cmocka_unit_test(test_engine_runs__close_removes),
+		cmocka_unit_test(test_engine_runs__kill_from_another_thread),
 		cmocka_unit_test(test_engine_runs__dead_man_deadline),
 	};
 
