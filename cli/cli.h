@@ -1,0 +1,119 @@
+/*
+ * cli/cli.h: what the files of the sandboxio command share.
+ *
+ * The command is the only code of the project that prints or exits, so every
+ * function here returns a process exit status (0 on success) after it has
+ * reported any failure itself; callers only pass that status on. The CLI
+ * uses the public API alone (include/sandboxio.h), never library internals.
+ */
+#ifndef SBX_CLI_H
+#define SBX_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sandboxio.h>
+
+/* Exit statuses of our own, next to the program's exit code. */
+#define CLI_EXIT_TIMEOUT 124
+#define CLI_EXIT_FAIL 125
+#define CLI_EXIT_KILLED 137
+
+#define CLI_DEFAULT_IMAGE "sandboxio/python:3.11"
+
+enum cli_cmd {
+	CMD_NONE = 0,
+	CMD_RUN,
+	CMD_RUN_CODE,
+	CMD_CREATE,
+	CMD_EXEC,
+	CMD_RM,
+	CMD_LS,
+	CMD_IMAGE_BUILD,
+	CMD_VERSION,
+	CMD_HELP
+};
+
+/* The command line as given: option values are kept as text and converted
+ * (through the library's parsers and setters) only once parsing is done. */
+struct cli_opts {
+	enum cli_cmd cmd;
+	const char *cmd_name; /* as shown in messages: "run", "image build" */
+	int json;
+	int help;
+	int version;
+	const char *socket;
+	const char *image;
+	const char *timeout;
+	const char *create_timeout;
+	const char *cpus;
+	const char *memory;
+	const char *pids;
+	const char *disk;
+	const char *nofile;
+	const char *max_output;
+	const char *tenant;
+	const char *workdir;
+	const char *tier;
+	const char *stdin_path;
+	const char *lang;
+	const char *ref;
+	const char **env; /* NAME=VALUE, env_n of them, NULL-terminated */
+	size_t env_n;
+	const char *id; /* exec: the sandbox id */
+	char **args;	/* what follows the options */
+	int nargs;
+};
+
+/* options.c */
+int cli_parse_global(struct cli_opts *o, int argc, char **argv, int *i);
+int cli_parse_command(struct cli_opts *o, int argc, char **argv, int *i);
+void cli_opts_free(struct cli_opts *o);
+int cli_build_policy(const struct cli_opts *o, sbx_policy **out);
+int cli_run_timeout(const struct cli_opts *o, uint64_t *ms);
+
+/* output.c */
+void cli_print_lib_error(const struct cli_opts *o);
+void cli_print_error(const struct cli_opts *o, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cli_print_json(void *json); /* takes a json_t *, prints it on stdout and frees it */
+void *cli_json_text(const char *data, size_t len, int *lossy);
+size_t cli_utf8_lossy(char *dst, const unsigned char *src, size_t len, int *lossy);
+
+/* io.c */
+int cli_write_all(int fd, const void *data, size_t len);
+int cli_read_all(const char *path, char **out, size_t *len_out);
+int cli_exe_dir(char *buf, size_t size);
+
+/* signals.c */
+int cli_signals_install(void);
+int cli_signal_pending(void);
+int cli_signal_exit(void);
+void cli_signals_block(void);
+void cli_signals_unblock(void);
+int cli_watch_start(sbx_backend *b, const char *id);
+void cli_watch_stop(void);
+
+/* backend.c */
+int cli_backend_open(const struct cli_opts *o, sbx_backend **out);
+int cli_ensure_image(const struct cli_opts *o, sbx_backend *b, const char *ref);
+
+/* image.c */
+int cli_image_build(const struct cli_opts *o, sbx_backend *b, const char *ref);
+int cmd_image_build(const struct cli_opts *o);
+
+/* run.c */
+int cmd_run(const struct cli_opts *o);
+int cmd_run_code(const struct cli_opts *o);
+int cmd_exec(const struct cli_opts *o);
+int cmd_create(const struct cli_opts *o);
+
+/* manage.c */
+int cmd_rm(const struct cli_opts *o);
+int cmd_ls(const struct cli_opts *o);
+
+/* main.c */
+void cli_usage(enum cli_cmd cmd, int to_stderr);
+
+#endif

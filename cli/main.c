@@ -1,0 +1,312 @@
+/*
+ * cli/main.c: the sandboxio command: dispatch, usage and version.
+ *
+ * `sandboxio [--json] [--socket PATH] COMMAND [OPTIONS] ...`. Global options
+ * come before the command; each command then parses its own options
+ * (cli/options.c) and does its work (cli/run.c, cli/manage.c, cli/image.c).
+ * This is the only place that exits: commands return the exit status.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli/cli.h"
+
+static const char usage_main[] =
+	"usage: sandboxio [--json] [--socket PATH] COMMAND [OPTIONS] [ARGS]\n"
+	"\n"
+	"Runs untrusted code in Docker sandboxes that are secure by default: no network,\n"
+	"no capabilities, a read-only root, capped CPU, memory, processes, disk, open\n"
+	"files and output, and a deadline on every run and on every sandbox.\n"
+	"\n"
+	"commands:\n"
+	"  run [OPTIONS] [--] COMMAND [ARG...]   create a sandbox, run COMMAND, remove it\n"
+	"  run-code [OPTIONS] --lang L FILE|-    the same for python or bash source code\n"
+	"  create [OPTIONS]                      create a sandbox and print its id\n"
+	"  exec [OPTIONS] ID [--] COMMAND [ARG...]  run COMMAND in a sandbox made by create\n"
+	"  rm ID [ID...]                         remove sandboxes\n"
+	"  ls [--tenant T]                       list sandboxes\n"
+	"  image build [--ref REF]               build the default image locally\n"
+	"  version                               print the version\n"
+	"  help [COMMAND]                        print this help, or a command's\n"
+	"\n"
+	"global options: --json (machine-readable output), --socket PATH (docker socket)\n"
+	"exit status: the program's own; 124 timed out; 137 killed (out of memory\n"
+	"included); 126/127 the program could not be started; 125 sandboxio or the\n"
+	"engine failed; 128+N when sandboxio got signal N (the sandbox is removed).\n"
+	"'sandboxio COMMAND --help' describes each command.\n";
+
+static const char usage_sandbox_opts[] =
+	"  --image REF          image (default " CLI_DEFAULT_IMAGE ")\n"
+	"  --create-timeout S   deadline of the creation itself\n"
+	"  --cpus N             CPU cores, decimal (0.5, 2); default 1\n"
+	"  --memory SIZE        memory cap (512m, 1g); swap is the same; default 512m\n"
+	"  --pids N             processes and threads; default 256\n"
+	"  --disk SIZE          writable space; default 1g\n"
+	"  --nofile N           open files per process; default 1024\n"
+	"  --max-output SIZE    output kept per stream; default 16m\n"
+	"  --env NAME=VALUE     environment of the runs (repeatable; not secret)\n"
+	"  --tenant ID          tenant label of the sandbox; default 'default'\n"
+	"  --workdir DIR        working directory (a private, size-capped tmpfs)\n"
+	"  --tier T             least isolation: container, gvisor or microvm\n"
+	"  --json               print one JSON object on stdout\n"
+	"  --socket PATH        docker socket (default $DOCKER_HOST, /var/run/docker.sock)\n"
+	"Durations are seconds (300, 1.5, 90s, 5m, 2h); sizes take k, m, g, t.\n";
+
+static const char usage_run[] =
+	"usage: sandboxio run [OPTIONS] [--] COMMAND [ARG...]\n"
+	"\n"
+	"Creates a sandbox, runs COMMAND in it (looked up in the sandbox's PATH), and\n"
+	"removes the sandbox, also when sandboxio is interrupted. Output is shown as it\n"
+	"arrives. Options stop at COMMAND or at --.\n"
+	"\n"
+	"options:\n"
+	"  --timeout S          the run's deadline; default 300 s\n"
+	"  --stdin FILE|-       feed the program's standard input from FILE or ours\n";
+
+static const char usage_run_code[] =
+	"usage: sandboxio run-code [OPTIONS] --lang python|bash FILE|-\n"
+	"\n"
+	"Creates a sandbox, runs the source code of FILE (- reads it from standard\n"
+	"input) with python3 or bash, and removes the sandbox.\n"
+	"\n"
+	"options:\n"
+	"  --lang L             python or bash (required)\n"
+	"  --timeout S          the run's deadline; default 300 s\n";
+
+static const char usage_create[] =
+	"usage: sandboxio create [OPTIONS]\n"
+	"\n"
+	"Creates a sandbox and prints its id ({\"sandbox_id\":...} with --json). The\n"
+	"sandbox lives until 'sandboxio rm ID' or its deadline, whichever comes first.\n"
+	"\n"
+	"options:\n"
+	"  --timeout S          the sandbox's lifetime, and the default deadline of its\n"
+	"                       runs; default 300 s\n";
+
+static const char usage_exec[] =
+	"usage: sandboxio exec [OPTIONS] ID [OPTIONS] [--] COMMAND [ARG...]\n"
+	"\n"
+	"Runs COMMAND in the sandbox ID (made by 'sandboxio create'), under the limits\n"
+	"it was created with. Interrupting exec cancels the run, which removes the\n"
+	"sandbox: a run cannot be stopped alone.\n"
+	"\n"
+	"options:\n"
+	"  --timeout S          the run's deadline, at most the sandbox's run deadline\n"
+	"  --env NAME=VALUE     extra environment for this run (repeatable)\n"
+	"  --workdir DIR        working directory of this run\n"
+	"  --stdin FILE|-       feed the program's standard input from FILE or ours\n"
+	"  --json               print one JSON object on stdout\n"
+	"  --socket PATH        docker socket\n";
+
+static const char usage_rm[] = "usage: sandboxio rm [--json] [--socket PATH] ID [ID...]\n"
+			       "\n"
+			       "Kills and removes sandboxes. Only sandboxio's own sandboxes can "
+			       "be removed.\n"
+			       "An unknown ID is reported, the others are still removed, and the "
+			       "exit status is 125.\n";
+
+static const char usage_ls[] = "usage: sandboxio ls [--tenant T] [--json] [--socket PATH]\n"
+			       "\n"
+			       "Lists sandboxio's sandboxes, of one tenant or all: id, tenant, "
+			       "image, state,\n"
+			       "age and the time left before the deadline.\n";
+
+static const char usage_image[] =
+	"usage: sandboxio image build [--ref REF] [--json] [--socket PATH]\n"
+	"\n"
+	"Builds the default sandbox image from Debian packages (mmdebstrap, as root)\n"
+	"and imports it into dockerd as REF (default " CLI_DEFAULT_IMAGE "); no registry\n"
+	"is used. The build script is $SANDBOXIO_MKIMAGE, else scripts/mkimage.sh of the\n"
+	"source tree next to an in-tree build, else the installed one.\n";
+
+void cli_usage(enum cli_cmd cmd, int to_stderr)
+{
+	FILE *f = to_stderr ? stderr : stdout;
+
+	switch (cmd) {
+	case CMD_RUN:
+		fputs(usage_run, f);
+		fputs(usage_sandbox_opts, f);
+		break;
+	case CMD_RUN_CODE:
+		fputs(usage_run_code, f);
+		fputs(usage_sandbox_opts, f);
+		break;
+	case CMD_CREATE:
+		fputs(usage_create, f);
+		fputs(usage_sandbox_opts, f);
+		break;
+	case CMD_EXEC:
+		fputs(usage_exec, f);
+		break;
+	case CMD_RM:
+		fputs(usage_rm, f);
+		break;
+	case CMD_LS:
+		fputs(usage_ls, f);
+		break;
+	case CMD_IMAGE_BUILD:
+		fputs(usage_image, f);
+		break;
+	case CMD_NONE:
+	case CMD_VERSION:
+	case CMD_HELP:
+		fputs(usage_main, f);
+		break;
+	}
+	fflush(f);
+}
+
+static const struct {
+	const char *name;
+	enum cli_cmd cmd;
+} commands[] = {
+	{"run", CMD_RUN},
+	{"run-code", CMD_RUN_CODE},
+	{"create", CMD_CREATE},
+	{"exec", CMD_EXEC},
+	{"rm", CMD_RM},
+	{"ls", CMD_LS},
+	{"image", CMD_IMAGE_BUILD},
+	{"version", CMD_VERSION},
+	{"help", CMD_HELP},
+};
+
+static enum cli_cmd lookup(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return commands[i].cmd;
+	return CMD_NONE;
+}
+
+static int print_version(const struct cli_opts *o)
+{
+	if (o->json)
+		return cli_print_json(json_pack("{s:s, s:s}", "version", SBX_VERSION_STRING,
+						"library", sbx_version())) < 0
+			       ? CLI_EXIT_FAIL
+			       : 0;
+	if (strcmp(sbx_version(), SBX_VERSION_STRING) == 0)
+		printf("sandboxio %s\n", SBX_VERSION_STRING);
+	else
+		printf("sandboxio %s (libsandboxio %s)\n", SBX_VERSION_STRING, sbx_version());
+	return fflush(stdout) == EOF ? CLI_EXIT_FAIL : 0;
+}
+
+/* `help`, `help COMMAND`. */
+static int help(int argc, char **argv, int i)
+{
+	enum cli_cmd c = i < argc ? lookup(argv[i]) : CMD_NONE;
+
+	if (i < argc && c == CMD_NONE) {
+		fprintf(stderr, "sandboxio: unknown command '%s'\n", argv[i]);
+		cli_usage(CMD_NONE, 1);
+		return CLI_EXIT_FAIL;
+	}
+	cli_usage(c, 0);
+	return 0;
+}
+
+static int dispatch(struct cli_opts *o, int argc, char **argv)
+{
+	int i = 1, rc;
+
+	rc = cli_parse_global(o, argc, argv, &i);
+	if (rc)
+		return rc;
+	if (o->version && i == argc)
+		return print_version(o);
+	if (i == argc) {
+		if (o->help) {
+			cli_usage(CMD_NONE, 0);
+			return 0;
+		}
+		cli_print_error(o, SBX_EINVALID, "no command given (see 'sandboxio --help')");
+		return CLI_EXIT_FAIL;
+	}
+	o->cmd_name = argv[i];
+	o->cmd = lookup(argv[i]);
+	if (o->cmd == CMD_NONE) {
+		cli_print_error(o, SBX_EINVALID, "unknown command '%.64s' (see 'sandboxio --help')",
+				argv[i]);
+		return CLI_EXIT_FAIL;
+	}
+	i++;
+	if (o->cmd == CMD_HELP)
+		return help(argc, argv, i);
+	if (o->cmd == CMD_IMAGE_BUILD) {
+		o->cmd_name = "image build";
+		if (i < argc && (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)) {
+			cli_usage(CMD_IMAGE_BUILD, 0);
+			return 0;
+		}
+		if (i == argc || strcmp(argv[i], "build") != 0) {
+			cli_print_error(o, SBX_EINVALID,
+					"image: unknown subcommand '%.64s' (only 'image build')",
+					i < argc ? argv[i] : "");
+			return CLI_EXIT_FAIL;
+		}
+		i++;
+	}
+	rc = cli_parse_command(o, argc, argv, &i);
+	if (rc)
+		return rc;
+	/* exec ID [OPTIONS] [--] COMMAND: options may also follow the id. */
+	if (o->cmd == CMD_EXEC && !o->help && i < argc) {
+		o->id = argv[i++];
+		rc = cli_parse_command(o, argc, argv, &i);
+		if (rc)
+			return rc;
+	}
+	o->args = argv + i;
+	o->nargs = argc - i;
+	if (o->help) {
+		cli_usage(o->cmd, 0);
+		return 0;
+	}
+	switch (o->cmd) {
+	case CMD_RUN:
+		return cmd_run(o);
+	case CMD_RUN_CODE:
+		return cmd_run_code(o);
+	case CMD_CREATE:
+		return cmd_create(o);
+	case CMD_EXEC:
+		return cmd_exec(o);
+	case CMD_RM:
+		return cmd_rm(o);
+	case CMD_LS:
+		return cmd_ls(o);
+	case CMD_IMAGE_BUILD:
+		return cmd_image_build(o);
+	case CMD_VERSION:
+		if (o->nargs > 0) {
+			cli_print_error(o, SBX_EINVALID, "version takes no arguments");
+			return CLI_EXIT_FAIL;
+		}
+		return print_version(o);
+	case CMD_HELP:
+	case CMD_NONE:
+		break;
+	}
+	return CLI_EXIT_FAIL;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_opts o = {0};
+	int rc;
+
+	/* A closed pipe on our stdout shows up as EPIPE on write, not as death. */
+	signal(SIGPIPE, SIG_IGN);
+	rc = dispatch(&o, argc, argv);
+	cli_opts_free(&o);
+	if (fflush(stdout) == EOF && rc == 0)
+		rc = CLI_EXIT_FAIL;
+	return rc;
+}

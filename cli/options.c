@@ -1,0 +1,477 @@
+/*
+ * cli/options.c: the command line, parsed into struct cli_opts and then
+ * turned into a policy.
+ *
+ * Parsing only checks the syntax (known option, value present) and keeps
+ * every value as text; converting it is left to the library's parsers and
+ * setters, so the command accepts and refuses exactly what the library does
+ * and prints the library's own message. Options are taken in both
+ * "--opt value" and "--opt=value" forms and stop at the first non-option or
+ * at "--"; each command accepts its own set, and an option it does not know
+ * is an error naming the option.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+enum opt_id {
+	O_JSON,
+	O_SOCKET,
+	O_HELP,
+	O_VERSION,
+	O_IMAGE,
+	O_TIMEOUT,
+	O_CREATE_TIMEOUT,
+	O_CPUS,
+	O_MEMORY,
+	O_PIDS,
+	O_DISK,
+	O_NOFILE,
+	O_MAX_OUTPUT,
+	O_ENV,
+	O_TENANT,
+	O_WORKDIR,
+	O_TIER,
+	O_STDIN,
+	O_LANG,
+	O_REF
+};
+
+#define BIT(id) (1u << (id))
+
+struct opt {
+	const char *name;
+	enum opt_id id;
+	int has_arg;
+};
+
+static const struct opt opts[] = {
+	{"json", O_JSON, 0},
+	{"socket", O_SOCKET, 1},
+	{"help", O_HELP, 0},
+	{"version", O_VERSION, 0},
+	{"image", O_IMAGE, 1},
+	{"timeout", O_TIMEOUT, 1},
+	{"create-timeout", O_CREATE_TIMEOUT, 1},
+	{"cpus", O_CPUS, 1},
+	{"memory", O_MEMORY, 1},
+	{"pids", O_PIDS, 1},
+	{"disk", O_DISK, 1},
+	{"nofile", O_NOFILE, 1},
+	{"max-output", O_MAX_OUTPUT, 1},
+	{"env", O_ENV, 1},
+	{"tenant", O_TENANT, 1},
+	{"workdir", O_WORKDIR, 1},
+	{"tier", O_TIER, 1},
+	{"stdin", O_STDIN, 1},
+	{"lang", O_LANG, 1},
+	{"ref", O_REF, 1},
+};
+
+#define M_COMMON (BIT(O_JSON) | BIT(O_SOCKET) | BIT(O_HELP))
+#define M_SANDBOX                                                                                  \
+	(M_COMMON | BIT(O_IMAGE) | BIT(O_TIMEOUT) | BIT(O_CREATE_TIMEOUT) | BIT(O_CPUS) |          \
+	 BIT(O_MEMORY) | BIT(O_PIDS) | BIT(O_DISK) | BIT(O_NOFILE) | BIT(O_MAX_OUTPUT) |           \
+	 BIT(O_ENV) | BIT(O_TENANT) | BIT(O_WORKDIR) | BIT(O_TIER))
+
+/* Which options each command takes. */
+static unsigned int mask_for(enum cli_cmd cmd)
+{
+	switch (cmd) {
+	case CMD_RUN:
+		return M_SANDBOX | BIT(O_STDIN);
+	case CMD_RUN_CODE:
+		return M_SANDBOX | BIT(O_LANG);
+	case CMD_CREATE:
+		return M_SANDBOX;
+	case CMD_EXEC:
+		return M_COMMON | BIT(O_TIMEOUT) | BIT(O_ENV) | BIT(O_WORKDIR) | BIT(O_STDIN);
+	case CMD_RM:
+		return M_COMMON;
+	case CMD_LS:
+		return M_COMMON | BIT(O_TENANT);
+	case CMD_IMAGE_BUILD:
+		return M_COMMON | BIT(O_REF);
+	case CMD_VERSION:
+		return M_COMMON;
+	case CMD_HELP:
+		return BIT(O_HELP);
+	case CMD_NONE:
+		return M_COMMON | BIT(O_VERSION);
+	}
+	return 0;
+}
+
+static int add_env(struct cli_opts *o, const char *kv)
+{
+	const char **grown = realloc(o->env, (o->env_n + 2) * sizeof(*grown));
+
+	if (!grown) {
+		cli_print_error(o, SBX_ENOMEM, "out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	o->env = grown;
+	o->env[o->env_n++] = kv;
+	o->env[o->env_n] = NULL;
+	return 0;
+}
+
+static int store(struct cli_opts *o, enum opt_id id, const char *val)
+{
+	switch (id) {
+	case O_JSON:
+		o->json = 1;
+		break;
+	case O_HELP:
+		o->help = 1;
+		break;
+	case O_VERSION:
+		o->version = 1;
+		break;
+	case O_SOCKET:
+		o->socket = val;
+		break;
+	case O_IMAGE:
+		o->image = val;
+		break;
+	case O_TIMEOUT:
+		o->timeout = val;
+		break;
+	case O_CREATE_TIMEOUT:
+		o->create_timeout = val;
+		break;
+	case O_CPUS:
+		o->cpus = val;
+		break;
+	case O_MEMORY:
+		o->memory = val;
+		break;
+	case O_PIDS:
+		o->pids = val;
+		break;
+	case O_DISK:
+		o->disk = val;
+		break;
+	case O_NOFILE:
+		o->nofile = val;
+		break;
+	case O_MAX_OUTPUT:
+		o->max_output = val;
+		break;
+	case O_ENV:
+		return add_env(o, val);
+	case O_TENANT:
+		o->tenant = val;
+		break;
+	case O_WORKDIR:
+		o->workdir = val;
+		break;
+	case O_TIER:
+		o->tier = val;
+		break;
+	case O_STDIN:
+		o->stdin_path = val;
+		break;
+	case O_LANG:
+		o->lang = val;
+		break;
+	case O_REF:
+		o->ref = val;
+		break;
+	}
+	return 0;
+}
+
+static void unknown(const struct cli_opts *o, const char *arg, size_t len)
+{
+	if (o->cmd == CMD_NONE)
+		cli_print_error(o, SBX_EINVALID, "unknown option %.*s (see 'sandboxio --help')",
+				(int)len, arg);
+	else
+		cli_print_error(o, SBX_EINVALID,
+				"unknown option %.*s for '%s' (see 'sandboxio %s --help')",
+				(int)len, arg, o->cmd_name, o->cmd_name);
+}
+
+/*
+ * Consumes options from argv[*i] on. Stops at the first non-option ("-" on
+ * its own is one: it names standard input) and after "--".
+ */
+static int parse(struct cli_opts *o, int argc, char **argv, int *i, unsigned int mask)
+{
+	while (*i < argc) {
+		const char *arg = argv[*i], *name, *eq, *val = NULL;
+		const struct opt *hit = NULL;
+		size_t nlen;
+
+		if (arg[0] != '-' || arg[1] == '\0')
+			return 0;
+		if (strcmp(arg, "--") == 0) {
+			(*i)++;
+			return 0;
+		}
+		if (strcmp(arg, "-h") == 0 && (mask & BIT(O_HELP))) {
+			o->help = 1;
+			(*i)++;
+			continue;
+		}
+		if (arg[1] != '-') {
+			unknown(o, arg, strlen(arg));
+			return CLI_EXIT_FAIL;
+		}
+		name = arg + 2;
+		eq = strchr(name, '=');
+		nlen = eq ? (size_t)(eq - name) : strlen(name);
+		for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
+			if (strlen(opts[k].name) == nlen && strncmp(opts[k].name, name, nlen) == 0)
+				hit = &opts[k];
+		if (!hit || !(mask & BIT(hit->id))) {
+			unknown(o, arg, nlen + 2);
+			return CLI_EXIT_FAIL;
+		}
+		(*i)++;
+		if (hit->has_arg) {
+			if (eq) {
+				val = eq + 1;
+			} else if (*i < argc) {
+				val = argv[(*i)++];
+			} else {
+				cli_print_error(o, SBX_EINVALID, "option --%s needs a value",
+						hit->name);
+				return CLI_EXIT_FAIL;
+			}
+		} else if (eq) {
+			cli_print_error(o, SBX_EINVALID, "option --%s takes no value", hit->name);
+			return CLI_EXIT_FAIL;
+		}
+		if (store(o, hit->id, val) != 0)
+			return CLI_EXIT_FAIL;
+	}
+	return 0;
+}
+
+int cli_parse_global(struct cli_opts *o, int argc, char **argv, int *i)
+{
+	return parse(o, argc, argv, i, mask_for(CMD_NONE));
+}
+
+int cli_parse_command(struct cli_opts *o, int argc, char **argv, int *i)
+{
+	return parse(o, argc, argv, i, mask_for(o->cmd));
+}
+
+void cli_opts_free(struct cli_opts *o)
+{
+	free(o->env);
+	o->env = NULL;
+	o->env_n = 0;
+}
+
+/* A plain decimal count such as "256" (pids, open files); range checks are
+ * the setter's. */
+static int parse_count(const struct cli_opts *o, const char *opt, const char *text, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (text[0] < '0' || text[0] > '9' || *end || errno) {
+		cli_print_error(o, SBX_EINVALID, "--%s '%.32s': expected a whole number", opt,
+				text);
+		return CLI_EXIT_FAIL;
+	}
+	*out = v;
+	return 0;
+}
+
+/* CPUs as a decimal number of cores ("0.5", "2") into thousandths of a core;
+ * range checks are the setter's. */
+static int parse_cpus(const struct cli_opts *o, const char *text, int64_t *out)
+{
+	const char *s = text;
+	int64_t whole = 0, frac = 0;
+	int digits = 0, fdigits = 0;
+
+	for (; *s >= '0' && *s <= '9'; s++, digits++) {
+		if (whole > 1000000)
+			goto bad;
+		whole = whole * 10 + (*s - '0');
+	}
+	if (*s == '.') {
+		for (s++; *s >= '0' && *s <= '9'; s++, fdigits++) {
+			if (fdigits >= 3)
+				goto bad;
+			frac = frac * 10 + (*s - '0');
+		}
+		if (fdigits == 0)
+			goto bad;
+		for (int k = fdigits; k < 3; k++)
+			frac *= 10;
+	}
+	if (*s || digits == 0)
+		goto bad;
+	*out = whole * 1000 + frac;
+	return 0;
+bad:
+	cli_print_error(o, SBX_EINVALID,
+			"--cpus '%.32s': expected a number of cores such as 0.5 or 2 (at most 3 "
+			"decimals)",
+			text);
+	return CLI_EXIT_FAIL;
+}
+
+static int set_limit(const struct cli_opts *o,
+		     sbx_policy *p,
+		     sbx_limit_kind kind,
+		     const char *opt,
+		     const char *text,
+		     int is_size)
+{
+	int64_t v = 0;
+	int rc;
+
+	if (!text)
+		return 0;
+	if (kind == SBX_LIMIT_CPU_MILLI)
+		rc = parse_cpus(o, text, &v);
+	else if (is_size)
+		rc = sbx_parse_size(&v, text) < 0 ? -1 : 0;
+	else
+		rc = parse_count(o, opt, text, &v);
+	if (rc == CLI_EXIT_FAIL)
+		return rc;
+	if (rc < 0 || sbx_policy_set_limit(p, kind, v) < 0) {
+		cli_print_lib_error(o);
+		return CLI_EXIT_FAIL;
+	}
+	return 0;
+}
+
+int cli_run_timeout(const struct cli_opts *o, uint64_t *ms)
+{
+	*ms = 0;
+	if (!o->timeout)
+		return 0;
+	if (sbx_parse_duration_ms(ms, o->timeout) < 0) {
+		cli_print_lib_error(o);
+		return CLI_EXIT_FAIL;
+	}
+	return 0;
+}
+
+/*
+ * Deadlines. run and run-code: --timeout is the run's deadline, and the
+ * sandbox must outlive it by a minute (up to the 24 h ceiling) so that a
+ * one-shot sandbox is not reaped in the middle of its run. create: --timeout
+ * is the sandbox's lifetime and also the default deadline of its runs.
+ */
+static int set_timeouts(const struct cli_opts *o, sbx_policy *p)
+{
+	uint64_t t = 0, c = 0, life;
+	int rc;
+
+	rc = cli_run_timeout(o, &t);
+	if (rc)
+		return rc;
+	if (o->create_timeout) {
+		if (sbx_parse_duration_ms(&c, o->create_timeout) < 0 ||
+		    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_CREATE, c) < 0)
+			goto fail;
+	}
+	if (!t)
+		return 0;
+	if (sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN, t) < 0 ||
+	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN_CODE, t) < 0)
+		goto fail;
+	if (o->cmd == CMD_CREATE) {
+		life = t;
+	} else {
+		life = sbx_policy_timeout_ms(p, SBX_TIMEOUT_SANDBOX);
+		if (life < t + 60000)
+			life = t + 60000;
+		if (life > SBX_MAX_TIMEOUT_MS)
+			life = SBX_MAX_TIMEOUT_MS;
+	}
+	if (sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, life) < 0)
+		goto fail;
+	return 0;
+fail:
+	cli_print_lib_error(o);
+	return CLI_EXIT_FAIL;
+}
+
+static int set_env(const struct cli_opts *o, sbx_policy *p)
+{
+	for (size_t k = 0; k < o->env_n; k++) {
+		const char *kv = o->env[k], *eq = strchr(kv, '=');
+		char *name;
+		int rc;
+
+		if (!eq) {
+			cli_print_error(o, SBX_EINVALID, "--env '%.64s': expected NAME=VALUE", kv);
+			return CLI_EXIT_FAIL;
+		}
+		name = strndup(kv, (size_t)(eq - kv));
+		if (!name) {
+			cli_print_error(o, SBX_ENOMEM, "out of memory");
+			return CLI_EXIT_FAIL;
+		}
+		rc = sbx_policy_set_env(p, name, eq + 1);
+		free(name);
+		if (rc < 0) {
+			cli_print_lib_error(o);
+			return CLI_EXIT_FAIL;
+		}
+	}
+	return 0;
+}
+
+int cli_build_policy(const struct cli_opts *o, sbx_policy **out)
+{
+	sbx_policy *p = NULL;
+	sbx_tier tier;
+	int rc;
+
+	if (sbx_policy_new(&p) < 0) {
+		cli_print_lib_error(o);
+		return CLI_EXIT_FAIL;
+	}
+	rc = set_timeouts(o, p);
+	if (!rc)
+		rc = set_limit(o, p, SBX_LIMIT_CPU_MILLI, "cpus", o->cpus, 0);
+	if (!rc)
+		rc = set_limit(o, p, SBX_LIMIT_MEMORY, "memory", o->memory, 1);
+	if (!rc)
+		rc = set_limit(o, p, SBX_LIMIT_PIDS, "pids", o->pids, 0);
+	if (!rc)
+		rc = set_limit(o, p, SBX_LIMIT_DISK, "disk", o->disk, 1);
+	if (!rc)
+		rc = set_limit(o, p, SBX_LIMIT_NOFILE, "nofile", o->nofile, 0);
+	if (!rc)
+		rc = set_limit(o, p, SBX_LIMIT_OUTPUT, "max-output", o->max_output, 1);
+	if (!rc)
+		rc = set_env(o, p);
+	if (!rc && ((o->image && sbx_policy_set_image(p, o->image) < 0) ||
+		    (o->tenant && sbx_policy_set_tenant(p, o->tenant) < 0) ||
+		    (o->workdir && sbx_policy_set_workdir(p, o->workdir) < 0) ||
+		    (o->tier && (sbx_tier_parse(&tier, o->tier) < 0 ||
+				 sbx_policy_set_min_tier(p, tier) < 0)))) {
+		cli_print_lib_error(o);
+		rc = CLI_EXIT_FAIL;
+	}
+	/* A sandbox made by create outlives this process: the reaper must leave
+	 * it alone until rm or its deadline. */
+	if (!rc && o->cmd == CMD_CREATE && sbx_policy_set_detached(p, 1) < 0) {
+		cli_print_lib_error(o);
+		rc = CLI_EXIT_FAIL;
+	}
+	if (rc) {
+		sbx_policy_free(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}

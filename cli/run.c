@@ -1,0 +1,523 @@
+/*
+ * cli/run.c: run, run-code, exec and create.
+ *
+ * run and run-code are one-shot: create a sandbox, run, remove it. The
+ * sandbox is removed on every path: a failed run, a broken stdout, and
+ * SIGINT/SIGTERM/SIGHUP at any moment (cli/signals.c says how). Signals are
+ * blocked while the sandbox is being created, so that a sandbox cannot come
+ * into existence unseen; the record is checked right after.
+ *
+ * Without --json the program's output is copied to our stdout and stderr as
+ * it arrives, from the streaming callback, up to the sandbox's output cap
+ * (so the bytes shown are the bytes the library kept); with --json one
+ * object describes the run. The exit status is the program's own, or 124
+ * (timeout), 137 (killed, out of memory included), 126/127 (could not be
+ * started), 125 (sandboxio or the engine failed), 128+N (signal N to us).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli/cli.h"
+
+#define CLI_EXIT_PIPE 141 /* our stdout went away: as a shell reports SIGPIPE */
+
+struct stream_ctx {
+	int json;
+	int64_t cap;	   /* bytes shown per stream; 0 when the cap is not known */
+	uint64_t shown[3]; /* by stream number */
+	char last[3];	   /* the last byte shown, by stream number */
+	int broken;	   /* writing our stdout or stderr failed: the run was canceled */
+};
+
+/* What the report needs to know besides the result. */
+struct run_info {
+	const char *id;
+	const char *backend;
+	sbx_tier tier;
+	int64_t memory_cap; /* 0 when not known (exec) */
+	uint64_t timeout_ms;
+	const char *what; /* the program, for messages */
+};
+
+static int on_output(int stream, const char *data, size_t len, void *payload)
+{
+	struct stream_ctx *c = payload;
+	int fd = stream == SBX_STREAM_STDERR ? 2 : 1;
+	size_t n = len;
+
+	if (cli_signal_pending())
+		return 1;
+	if (c->json)
+		return 0;
+	if (c->cap > 0) {
+		uint64_t room =
+			c->shown[fd] >= (uint64_t)c->cap ? 0 : (uint64_t)c->cap - c->shown[fd];
+		if (n > room)
+			n = (size_t)room;
+	}
+	if (n && cli_write_all(fd, data, n) < 0) {
+		if (cli_signal_pending())
+			return 1;
+		c->broken = 1;
+		return 1;
+	}
+	c->shown[fd] += n;
+	if (n)
+		c->last[fd] = data[n - 1];
+	return 0;
+}
+
+static int exit_status(const sbx_result *r)
+{
+	switch (r->status) {
+	case SBX_RUN_EXITED:
+		return r->exit_code & 0xff;
+	case SBX_RUN_TIMEOUT:
+		return CLI_EXIT_TIMEOUT;
+	case SBX_RUN_OOM:
+	case SBX_RUN_KILLED:
+		return CLI_EXIT_KILLED;
+	case SBX_RUN_ERROR:
+		return r->exit_code == 126 || r->exit_code == 127 ? r->exit_code : 126;
+	}
+	return CLI_EXIT_FAIL;
+}
+
+/* The caps a run ran into, by name. */
+static json_t *limits_hit(unsigned int hit)
+{
+	static const struct {
+		unsigned int bit;
+		const char *name;
+	} names[] = {{SBX_HIT_MEMORY, "memory"},
+		     {SBX_HIT_PIDS, "pids"},
+		     {SBX_HIT_OUTPUT, "output"},
+		     {SBX_HIT_TIMEOUT, "timeout"}};
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < sizeof(names) / sizeof(names[0]); i++)
+		if (hit & names[i].bit)
+			json_array_append_new(a, json_string(names[i].name));
+	return a;
+}
+
+static int print_result_json(const sbx_result *r, const struct run_info *ri)
+{
+	int out_lossy = 0, err_lossy = 0;
+	json_t *out = cli_json_text(r->stdout_data, r->stdout_len, &out_lossy);
+	json_t *err = cli_json_text(r->stderr_data, r->stderr_len, &err_lossy);
+	json_t *o;
+
+	o = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:o, s:o, s:b, s:b, s:I, s:I, s:I, s:I, s:I, "
+		      "s:I}",
+		      "sandbox_id", ri->id, "backend", ri->backend, "tier",
+		      sbx_tier_name(ri->tier) ? sbx_tier_name(ri->tier) : "unknown", "status",
+		      sbx_run_status_name(r->status), "exit_code", r->exit_code, "signal",
+		      r->term_signal, "stdout", out, "stderr", err, "stdout_truncated",
+		      r->stdout_truncated != 0, "stderr_truncated", r->stderr_truncated != 0,
+		      "stdout_bytes", (json_int_t)r->stdout_total, "stderr_bytes",
+		      (json_int_t)r->stderr_total, "duration_ms", (json_int_t)r->duration_ms,
+		      "cpu_user_us", (json_int_t)r->cpu_user_us, "cpu_system_us",
+		      (json_int_t)r->cpu_system_us, "max_rss_kb", (json_int_t)r->max_rss_kb);
+	if (!o)
+		return -1;
+	json_object_set_new(o, "limits_hit", limits_hit(r->limits_hit));
+	if (out_lossy)
+		json_object_set_new(o, "stdout_encoding", json_string("lossy-utf8"));
+	if (err_lossy)
+		json_object_set_new(o, "stderr_encoding", json_string("lossy-utf8"));
+	return cli_print_json(o);
+}
+
+static void print_truncation(const char *name, size_t kept, uint64_t total, int shown_all)
+{
+	if (shown_all)
+		cli_warn("%s passed the sandbox's output cap: %zu of %llu bytes captured", name,
+			 kept, (unsigned long long)total);
+	else
+		cli_warn("%s truncated: %zu of %llu bytes kept", name, kept,
+			 (unsigned long long)total);
+}
+
+/* Says what happened and returns the exit status. */
+static int report(const struct cli_opts *o,
+		  const sbx_result *r,
+		  const struct run_info *ri,
+		  const struct stream_ctx *c)
+{
+	int code = exit_status(r);
+
+	if (o->json) {
+		if (print_result_json(r, ri) < 0)
+			return CLI_EXIT_FAIL;
+		return code;
+	}
+	/* Our messages, if any, start on a line of their own. */
+	if ((r->stdout_truncated || r->stderr_truncated || r->status != SBX_RUN_EXITED ||
+	     (r->limits_hit & SBX_HIT_PIDS)) &&
+	    c->shown[2] && c->last[2] != '\n')
+		cli_write_all(2, "\n", 1);
+	if (r->stdout_truncated)
+		print_truncation("stdout", r->stdout_len, r->stdout_total, c->cap == 0);
+	if (r->stderr_truncated)
+		print_truncation("stderr", r->stderr_len, r->stderr_total, c->cap == 0);
+	if ((r->limits_hit & SBX_HIT_PIDS) && r->status != SBX_RUN_OOM)
+		cli_warn("the process cap (--pids) refused a fork or a thread");
+	switch (r->status) {
+	case SBX_RUN_EXITED:
+		break;
+	case SBX_RUN_TIMEOUT:
+		if (ri->timeout_ms)
+			cli_warn("timed out: the run's deadline of %.3g s passed and its processes "
+				 "were killed",
+				 (double)ri->timeout_ms / 1000.0);
+		else
+			cli_warn("timed out after %.3g s: the run's processes were killed",
+				 (double)r->duration_ms / 1000.0);
+		break;
+	case SBX_RUN_OOM:
+		if (ri->memory_cap)
+			cli_warn("killed: out of memory (memory cap %lld bytes)",
+				 (long long)ri->memory_cap);
+		else
+			cli_warn("killed: out of memory (the sandbox's memory cap)");
+		break;
+	case SBX_RUN_KILLED:
+		cli_warn("killed by signal %d", r->term_signal);
+		break;
+	case SBX_RUN_ERROR:
+		if (r->stderr_total == 0)
+			cli_warn("%s could not be started (exit %d)", ri->what, code);
+		break;
+	}
+	return code;
+}
+
+static int interrupted(const struct cli_opts *o, const char *what)
+{
+	cli_print_error(o, SBX_ECANCELED, "interrupted by signal %d; %s", cli_signal_pending(),
+			what);
+	return cli_signal_exit();
+}
+
+/* Creates with the signals held back, then looks at what arrived meanwhile. */
+static int
+create_sandbox(const struct cli_opts *o, sbx_backend *b, const sbx_policy *p, sbx_sandbox **out)
+{
+	int rc;
+
+	cli_signals_block();
+	if (cli_signal_pending()) {
+		cli_signals_unblock();
+		return interrupted(o, "no sandbox was created");
+	}
+	rc = sbx_sandbox_create(out, b, p);
+	if (rc < 0)
+		cli_print_lib_error(o);
+	cli_signals_unblock();
+	if (rc < 0)
+		return CLI_EXIT_FAIL;
+	if (cli_signal_pending()) {
+		sbx_sandbox_close(*out);
+		*out = NULL;
+		return interrupted(o, "the sandbox was removed");
+	}
+	return 0;
+}
+
+/* Reads --stdin (or run-code's FILE) unless a signal cuts the read short. */
+static int read_input(const struct cli_opts *o, const char *path, char **out, size_t *len)
+{
+	if (cli_read_all(path, out, len) == 0)
+		return 0;
+	if (errno == EINTR && cli_signal_pending())
+		return interrupted(o, "no sandbox was created");
+	cli_print_error(o, errno == ENOENT ? SBX_ENOTFOUND : SBX_EINVALID, "%s: %s",
+			strcmp(path, "-") == 0 ? "standard input" : path, strerror(errno));
+	return CLI_EXIT_FAIL;
+}
+
+struct oneshot {
+	const char *const *argv; /* run */
+	const char *lang;	 /* run-code */
+	const char *code;
+	size_t code_len;
+	const char *stdin_data;
+	size_t stdin_len;
+	const char *what;
+};
+
+static int oneshot(const struct cli_opts *o, const struct oneshot *job)
+{
+	sbx_run_options ro;
+	struct stream_ctx ctx = {.json = o->json};
+	struct run_info ri = {.what = job->what};
+	sbx_policy *p = NULL;
+	sbx_backend *b = NULL;
+	sbx_sandbox *s = NULL;
+	sbx_result *r = NULL;
+	char *id = NULL;
+	int rc, lrc = 0;
+
+	rc = cli_build_policy(o, &p);
+	if (rc)
+		return rc;
+	if (cli_signals_install() < 0) {
+		cli_print_error(o, SBX_ERROR, "cannot install signal handlers: %s",
+				strerror(errno));
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	rc = cli_backend_open(o, &b);
+	if (!rc)
+		rc = cli_ensure_image(o, b, sbx_policy_image(p));
+	if (!rc)
+		rc = create_sandbox(o, b, p, &s);
+	if (rc)
+		goto out;
+	id = strdup(sbx_sandbox_id(s));
+	if (!id) {
+		cli_print_error(o, SBX_ENOMEM, "out of memory");
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	ri.id = id;
+	ri.backend = sbx_backend_name(b);
+	ri.tier = sbx_sandbox_tier(s);
+	ri.memory_cap = sbx_policy_limit(p, SBX_LIMIT_MEMORY);
+	ri.timeout_ms =
+		sbx_policy_timeout_ms(p, job->lang ? SBX_TIMEOUT_RUN_CODE : SBX_TIMEOUT_RUN);
+	ctx.cap = sbx_policy_limit(p, SBX_LIMIT_OUTPUT);
+	sbx_run_options_init(&ro, SBX_RUN_OPTIONS_VERSION);
+	ro.on_output = on_output;
+	ro.payload = &ctx;
+	ro.stdin_data = job->stdin_data;
+	ro.stdin_len = job->stdin_len;
+	if (!cli_signal_pending()) {
+		if (cli_watch_start(b, id) < 0)
+			cli_warn("cannot watch for signals during the run: an interrupt will wait "
+				 "for the program's next output");
+		if (job->lang)
+			lrc = sbx_sandbox_run_code(&r, s, job->lang, job->code, job->code_len, &ro);
+		else
+			lrc = sbx_sandbox_run(&r, s, job->argv, &ro);
+		cli_watch_stop();
+		if (lrc < 0 && !cli_signal_pending() && !ctx.broken) {
+			cli_print_lib_error(o);
+			rc = CLI_EXIT_FAIL;
+		}
+	}
+	if (sbx_sandbox_close(s) < 0 && !cli_signal_pending())
+		cli_warn("removing sandbox %.12s: %s (it ends at its deadline)", id,
+			 sbx_error_last()->message);
+	s = NULL;
+	if (cli_signal_pending())
+		rc = interrupted(o, "the sandbox was removed");
+	else if (ctx.broken)
+		rc = CLI_EXIT_PIPE;
+	else if (!rc)
+		rc = report(o, r, &ri, &ctx);
+out:
+	sbx_result_free(r);
+	sbx_sandbox_close(s);
+	sbx_backend_free(b);
+	sbx_policy_free(p);
+	free(id);
+	return rc;
+}
+
+int cmd_run(const struct cli_opts *o)
+{
+	struct oneshot job = {0};
+	char *in = NULL;
+	int rc;
+
+	if (o->nargs < 1) {
+		cli_print_error(o, SBX_EINVALID,
+				"run: no COMMAND given (see 'sandboxio run --help')");
+		return CLI_EXIT_FAIL;
+	}
+	job.argv = (const char *const *)o->args;
+	job.what = o->args[0];
+	if (o->stdin_path) {
+		if (cli_signals_install() < 0) {
+			cli_print_error(o, SBX_ERROR, "cannot install signal handlers");
+			return CLI_EXIT_FAIL;
+		}
+		rc = read_input(o, o->stdin_path, &in, &job.stdin_len);
+		if (rc)
+			return rc;
+		job.stdin_data = in;
+	}
+	rc = oneshot(o, &job);
+	free(in);
+	return rc;
+}
+
+int cmd_run_code(const struct cli_opts *o)
+{
+	struct oneshot job = {0};
+	char *code = NULL;
+	int rc;
+
+	if (!o->lang) {
+		cli_print_error(o, SBX_EINVALID, "run-code: --lang python|bash is required");
+		return CLI_EXIT_FAIL;
+	}
+	if (strcmp(o->lang, "python") != 0 && strcmp(o->lang, "bash") != 0) {
+		cli_print_error(o, SBX_EUNSUPPORTED,
+				"run-code: language '%.32s' is not supported (python, bash)",
+				o->lang);
+		return CLI_EXIT_FAIL;
+	}
+	if (o->nargs != 1) {
+		cli_print_error(o, SBX_EINVALID,
+				"run-code: give exactly one FILE, or - for standard input");
+		return CLI_EXIT_FAIL;
+	}
+	if (cli_signals_install() < 0) {
+		cli_print_error(o, SBX_ERROR, "cannot install signal handlers");
+		return CLI_EXIT_FAIL;
+	}
+	rc = read_input(o, o->args[0], &code, &job.code_len);
+	if (rc)
+		return rc;
+	job.lang = o->lang;
+	job.code = code;
+	job.what = o->lang;
+	rc = oneshot(o, &job);
+	free(code);
+	return rc;
+}
+
+int cmd_exec(const struct cli_opts *o)
+{
+	sbx_run_options ro;
+	struct stream_ctx ctx = {.json = o->json};
+	struct run_info ri = {0};
+	sbx_backend *b = NULL;
+	sbx_sandbox *s = NULL;
+	sbx_result *r = NULL;
+	uint64_t tmo = 0;
+	char *in = NULL;
+	size_t in_len = 0;
+	int rc, lrc;
+
+	if (!o->id || o->nargs < 1) {
+		cli_print_error(
+			o, SBX_EINVALID,
+			"exec: give a sandbox ID and a COMMAND (see 'sandboxio exec --help')");
+		return CLI_EXIT_FAIL;
+	}
+	rc = cli_run_timeout(o, &tmo);
+	if (rc)
+		return rc;
+	if (cli_signals_install() < 0) {
+		cli_print_error(o, SBX_ERROR, "cannot install signal handlers");
+		return CLI_EXIT_FAIL;
+	}
+	if (o->stdin_path) {
+		rc = read_input(o, o->stdin_path, &in, &in_len);
+		if (rc)
+			return rc;
+	}
+	rc = cli_backend_open(o, &b);
+	if (rc)
+		goto out;
+	if (sbx_sandbox_open(&s, b, o->id) < 0) {
+		cli_print_lib_error(o);
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	ri.id = o->id;
+	ri.backend = sbx_backend_name(b);
+	ri.tier = sbx_sandbox_tier(s);
+	ri.timeout_ms = tmo;
+	ri.what = o->args[0];
+	sbx_run_options_init(&ro, SBX_RUN_OPTIONS_VERSION);
+	ro.on_output = on_output;
+	ro.payload = &ctx;
+	ro.stdin_data = in;
+	ro.stdin_len = in_len;
+	ro.timeout_ms = tmo;
+	ro.env = o->env;
+	ro.workdir = o->workdir;
+	if (cli_signal_pending()) {
+		rc = interrupted(o, "nothing was run");
+		goto out;
+	}
+	if (cli_watch_start(b, o->id) < 0)
+		cli_warn("cannot watch for signals during the run: an interrupt will wait for the "
+			 "program's next output");
+	lrc = sbx_sandbox_run(&r, s, (const char *const *)o->args, &ro);
+	cli_watch_stop();
+	if (cli_signal_pending())
+		rc = interrupted(o, "the run was canceled, which removes its sandbox");
+	else if (ctx.broken)
+		rc = CLI_EXIT_PIPE;
+	else if (lrc < 0) {
+		cli_print_lib_error(o);
+		rc = CLI_EXIT_FAIL;
+	} else {
+		rc = report(o, r, &ri, &ctx);
+	}
+out:
+	sbx_result_free(r);
+	sbx_sandbox_detach(s);
+	sbx_backend_free(b);
+	free(in);
+	return rc;
+}
+
+int cmd_create(const struct cli_opts *o)
+{
+	sbx_policy *p = NULL;
+	sbx_backend *b = NULL;
+	sbx_sandbox *s = NULL;
+	int rc;
+
+	if (o->nargs > 0) {
+		cli_print_error(o, SBX_EINVALID, "create takes no COMMAND (got '%.64s'); use exec",
+				o->args[0]);
+		return CLI_EXIT_FAIL;
+	}
+	rc = cli_build_policy(o, &p);
+	if (rc)
+		return rc;
+	if (cli_signals_install() < 0) {
+		cli_print_error(o, SBX_ERROR, "cannot install signal handlers");
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	rc = cli_backend_open(o, &b);
+	if (!rc)
+		rc = cli_ensure_image(o, b, sbx_policy_image(p));
+	if (!rc)
+		rc = create_sandbox(o, b, p, &s);
+	if (rc)
+		goto out;
+	if (o->json) {
+		rc = cli_print_json(json_pack("{s:s, s:s, s:s, s:s}", "sandbox_id",
+					      sbx_sandbox_id(s), "backend", sbx_backend_name(b),
+					      "tier", sbx_tier_name(sbx_sandbox_tier(s)), "tenant",
+					      sbx_policy_tenant(p)));
+	} else {
+		rc = printf("%s\n", sbx_sandbox_id(s)) < 0 || fflush(stdout) == EOF ? -1 : 0;
+	}
+	if (rc < 0) {
+		/* Nobody learnt the id: the sandbox would only wait for its deadline. */
+		sbx_sandbox_close(s);
+		s = NULL;
+		rc = CLI_EXIT_FAIL;
+	}
+	sbx_sandbox_detach(s);
+	s = NULL;
+out:
+	sbx_backend_free(b);
+	sbx_policy_free(p);
+	return rc;
+}
