@@ -1,0 +1,14 @@
+#!/bin/sh
+# test.sh: the one command that runs every test on a fresh Debian machine.
+# Installs what the tests need and starts dockerd (scripts/setup.sh), builds
+# the default image if it is missing, then runs `make check`: the -Werror
+# build, unit tests, contract tests against the real dockerd, the same under
+# ASan+UBSan, the header test, the format check and the ABI check.
+set -eu
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+if ! curl -fsS --unix-socket /var/run/docker.sock \
+	http://localhost/v1.41/images/sandboxio%2Fpython:3.11/json >/dev/null 2>&1; then
+	SANDBOXIO_INIT="$PWD/build/sbx-init" build/sandboxio image build
+fi
+make check
