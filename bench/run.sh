@@ -1,0 +1,52 @@
+#!/bin/sh
+# bench/run.sh: sandboxio against named peers, in one run, on the local engine.
+#   (a) one-shot: create, run `true`, destroy
+#       peers: `docker run --rm` with the same hardening flags; the Docker SDK
+#       for Python (containers.run with the same settings)
+#   (b) 100 runs of `true` in one live sandbox, per run
+#       peers: `docker exec` (CLI); the Docker SDK's exec_run
+# Needs hyperfine, docker (CLI), python3-docker, dockerd and the default image.
+# Prints medians and ratios (sandboxio / peer); lower is better for sandboxio.
+set -eu
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-10}
+N=${N:-100}
+out=$(mktemp -d)
+trap 'rm -rf "$out"; [ -n "${cid:-}" ] && docker rm -f "$cid" >/dev/null 2>&1 || true' EXIT
+export SANDBOXIO_INIT="${SANDBOXIO_INIT:-$PWD/build/sbx-init}"
+PY=/usr/bin/python3
+cc -O2 -Iinclude -o "$out/loop" bench/loop.c build/libsandboxio.a \
+	$(pkg-config --libs libcurl jansson) -lpthread
+
+hard="--network none --cap-drop ALL --security-opt no-new-privileges:true --read-only
+ --user 1000:1000 --memory 512m --memory-swap 512m --cpus 1 --pids-limit 256
+ --ulimit nofile=1024:1024 --ulimit core=0:0 --ipc private
+ --tmpfs /workspace:size=939524096,uid=1000,gid=1000,mode=0700
+ --tmpfs /tmp:size=67108864,mode=1777"
+
+echo "== (a) one-shot create + run true + destroy, $RUNS runs each"
+hyperfine -N --style basic --warmup 1 --runs "$RUNS" --export-json "$out/a.json" \
+	-n sandboxio "build/sandboxio run -- true" \
+	-n docker-run "docker run --rm $(echo $hard) sandboxio/python:3.11 true" \
+	-n docker-sdk "$PY bench/sdk.py oneshot" >/dev/null
+
+echo "== (b) $N runs of true in one live sandbox (per run, ms: median min max)"
+ours=$("$out/loop" "$N")
+cid=$(docker run -d $(echo $hard) --label io.sandboxio.bench=peer sandboxio/python:3.11 sleep 600)
+hyperfine -N --style basic --warmup 3 --runs "$N" --export-json "$out/b.json" \
+	-n docker-exec "docker exec -u 1000:1000 $cid true" >/dev/null
+sdk=$("$PY" bench/sdk.py exec "$cid" "$N")
+
+"$PY" - "$out/a.json" "$out/b.json" "$ours" "$sdk" <<'PYEOF'
+import json, statistics, sys
+a = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
+b = json.load(open(sys.argv[2]))["results"][0]
+med = lambda r: statistics.median(r["times"]) * 1e3
+ours_a = med(a["sandboxio"])
+for peer in ("docker-run", "docker-sdk"):
+    print("(a) sandboxio %7.1f ms  %-10s %7.1f ms  ratio %.2f" % (ours_a, peer, med(a[peer]), ours_a / med(a[peer])))
+ours_b = float(sys.argv[3].split()[0])
+sdk_b = float(sys.argv[4].split()[0])
+print("(b) sandboxio %7.1f ms  %-10s %7.1f ms  ratio %.2f" % (ours_b, "docker-exec", med(b), ours_b / med(b)))
+print("(b) sandboxio %7.1f ms  %-10s %7.1f ms  ratio %.2f" % (ours_b, "docker-sdk", sdk_b, ours_b / sdk_b))
+PYEOF
