@@ -332,6 +332,7 @@ static json_t *labels_for(
 /*
  * The writable space is split over the sandbox's tmpfs mounts so that their
  * sizes add up to the disk cap: /workspace 7/8, /tmp 1/16, /dev/shm 1/16.
+ * The policy's working directory is where runs start, not a mount.
  * tmpfs pages are charged to the sandbox's memory cgroup, so they never
  * touch the host's disk (docs/threat-model.md says what that costs).
  */
@@ -347,9 +348,9 @@ static json_t *tmpfs_for(const sbx_policy *p, int64_t *shm)
 	snprintf(wbuf, sizeof(wbuf), "rw,nosuid,nodev,size=%lld,uid=1000,gid=1000,mode=0700",
 		 (long long)work);
 	snprintf(tbuf, sizeof(tbuf), "rw,nosuid,nodev,noexec,size=%lld,mode=1777", (long long)tmp);
-	json_object_set_new(t, p->workdir, json_string(wbuf));
-	if (strcmp(p->workdir, "/tmp") != 0)
-		json_object_set_new(t, "/tmp", json_string(tbuf));
+	/* Fixed places: a working directory elsewhere is only where runs start. */
+	json_object_set_new(t, "/workspace", json_string(wbuf));
+	json_object_set_new(t, "/tmp", json_string(tbuf));
 	*shm = tmp;
 	return t;
 }
@@ -394,7 +395,7 @@ create_body(struct docker *d, const sbx_policy *p, const char *session, time_t d
 	body = json_pack("{s:s, s:[s,s,s,s], s:[], s:s, s:s, s:o, s:o, s:b, s:b, s:b, s:b,"
 			 " s:b, s:s, s:o}",
 			 "Image", p->image, "Cmd", SBX_INIT_MOUNT, "pid1", "--deadline", deadline_s,
-			 "Entrypoint", "User", SBX_SANDBOX_USER, "WorkingDir", p->workdir, "Env",
+			 "Entrypoint", "User", SBX_SANDBOX_USER, "WorkingDir", "/", "Env",
 			 env, "Labels", labels_for(d, p, session, time(NULL), deadline),
 			 "NetworkDisabled", 1, "AttachStdin", 0, "AttachStdout", 0, "AttachStderr",
 			 0, "Tty", 0, "StopSignal", "SIGKILL", "HostConfig", hc);
