@@ -1,10 +1,14 @@
 /*
  * cli/backend.c: opening the docker backend, and the default image.
  *
- * The library finds the sandbox init at $SANDBOXIO_INIT, else in its install
- * directory. An in-tree build has neither, so when both are missing the
- * command offers the sbx-init that sits next to its own executable
- * (build/sandboxio next to build/sbx-init). Otherwise the library decides.
+ * Only creating a sandbox needs the sandbox init. The library finds it at
+ * $SANDBOXIO_INIT, else in its install directory. An in-tree build has
+ * neither, so when both are missing the commands that create offer the
+ * sbx-init that sits next to their own executable (build/sandboxio next to
+ * build/sbx-init). Otherwise the library decides.
+ *
+ * Opening a backend reaps this host's orphans, except for `reap`, which
+ * reaps itself so that it can report (or, with --dry-run, only report).
  *
  * The README's one command (`sandboxio run -- ...`) must work on a machine
  * where the default image was never built, so run, run-code and create build
@@ -46,7 +50,9 @@ int cli_backend_open(const struct cli_opts *o, sbx_backend **out)
 		return CLI_EXIT_FAIL;
 	}
 	bo.socket_path = o->socket;
-	bo.init_path = local_init(init, sizeof(init));
+	if (o->cmd == CMD_RUN || o->cmd == CMD_RUN_CODE || o->cmd == CMD_CREATE)
+		bo.init_path = local_init(init, sizeof(init));
+	bo.no_reap_at_open = o->cmd == CMD_REAP;
 	if (sbx_backend_open(out, "docker", &bo) < 0) {
 		cli_print_lib_error(o);
 		return CLI_EXIT_FAIL;

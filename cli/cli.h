@@ -29,6 +29,7 @@ enum cli_cmd {
 	CMD_EXEC,
 	CMD_RM,
 	CMD_LS,
+	CMD_REAP,
 	CMD_IMAGE_BUILD,
 	CMD_VERSION,
 	CMD_HELP
@@ -42,10 +43,12 @@ struct cli_opts {
 	int json;
 	int help;
 	int version;
+	int dry_run;
 	const char *socket;
 	const char *image;
 	const char *timeout;
 	const char *create_timeout;
+	const char *lifetime;
 	const char *cpus;
 	const char *memory;
 	const char *pids;
@@ -92,7 +95,7 @@ int cli_signal_pending(void);
 int cli_signal_exit(void);
 void cli_signals_block(void);
 void cli_signals_unblock(void);
-int cli_watch_start(sbx_backend *b, const char *id);
+int cli_watch_start(sbx_sandbox *s);
 void cli_watch_stop(void);
 
 /* backend.c */
@@ -112,6 +115,7 @@ int cmd_create(const struct cli_opts *o);
 /* manage.c */
 int cmd_rm(const struct cli_opts *o);
 int cmd_ls(const struct cli_opts *o);
+int cmd_reap(const struct cli_opts *o);
 
 /* main.c */
 void cli_usage(enum cli_cmd cmd, int to_stderr);

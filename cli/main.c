@@ -29,6 +29,7 @@ static const char usage_main[] =
 	"  exec [OPTIONS] ID [--] COMMAND [ARG...]  run COMMAND in a sandbox made by create\n"
 	"  rm ID [ID...]                         remove sandboxes\n"
 	"  ls [--tenant T]                       list sandboxes\n"
+	"  reap [--dry-run] [--tenant T]         remove sandboxes that nobody will close\n"
 	"  image build [--ref REF]               build the default image locally\n"
 	"  version                               print the version\n"
 	"  help [COMMAND]                        print this help, or a command's\n"
@@ -50,7 +51,8 @@ static const char usage_sandbox_opts[] =
 	"  --max-output SIZE    output kept per stream; default 16m\n"
 	"  --env NAME=VALUE     environment of the runs (repeatable; not secret)\n"
 	"  --tenant ID          tenant label of the sandbox; default 'default'\n"
-	"  --workdir DIR        working directory (a private, size-capped tmpfs)\n"
+	"  --workdir DIR        working directory of the runs; default /workspace (the\n"
+	"                       writable places are /workspace and /tmp)\n"
 	"  --tier T             least isolation: container, gvisor or microvm\n"
 	"  --json               print one JSON object on stdout\n"
 	"  --socket PATH        docker socket (default $DOCKER_HOST, /var/run/docker.sock)\n"
@@ -61,10 +63,14 @@ static const char usage_run[] =
 	"\n"
 	"Creates a sandbox, runs COMMAND in it (looked up in the sandbox's PATH), and\n"
 	"removes the sandbox, also when sandboxio is interrupted. Output is shown as it\n"
-	"arrives. Options stop at COMMAND or at --.\n"
+	"arrives. Options stop at COMMAND or at --. If sandboxio is killed outright\n"
+	"(SIGKILL), the sandbox ends at its lifetime, or earlier by 'sandboxio reap'.\n"
 	"\n"
 	"options:\n"
 	"  --timeout S          the run's deadline; default 300 s\n"
+	"  --lifetime S         the sandbox's whole life, enforced inside the sandbox even\n"
+	"                       if sandboxio is killed; at least the run's deadline;\n"
+	"                       default the run's deadline plus 30 s\n"
 	"  --stdin FILE|-       feed the program's standard input from FILE or ours\n";
 
 static const char usage_run_code[] =
@@ -75,17 +81,23 @@ static const char usage_run_code[] =
 	"\n"
 	"options:\n"
 	"  --lang L             python or bash (required)\n"
-	"  --timeout S          the run's deadline; default 300 s\n";
+	"  --timeout S          the run's deadline; default 300 s\n"
+	"  --lifetime S         the sandbox's whole life, enforced inside the sandbox even\n"
+	"                       if sandboxio is killed; at least the run's deadline;\n"
+	"                       default the run's deadline plus 30 s\n";
 
 static const char usage_create[] =
 	"usage: sandboxio create [OPTIONS]\n"
 	"\n"
 	"Creates a sandbox and prints its id ({\"sandbox_id\":...} with --json). The\n"
-	"sandbox lives until 'sandboxio rm ID' or its deadline, whichever comes first.\n"
+	"sandbox lives until 'sandboxio rm ID' or the end of its lifetime, whichever\n"
+	"comes first; 'sandboxio reap' leaves it alone until then.\n"
 	"\n"
 	"options:\n"
-	"  --timeout S          the sandbox's lifetime, and the default deadline of its\n"
-	"                       runs; default 300 s\n";
+	"  --timeout S          the default deadline of its runs, and its lifetime unless\n"
+	"                       --lifetime is given; default 300 s\n"
+	"  --lifetime S         the sandbox's whole life, enforced inside the sandbox; at\n"
+	"                       least --timeout (which then defaults to at most it)\n";
 
 static const char usage_exec[] =
 	"usage: sandboxio exec [OPTIONS] ID [OPTIONS] [--] COMMAND [ARG...]\n"
@@ -114,6 +126,24 @@ static const char usage_ls[] = "usage: sandboxio ls [--tenant T] [--json] [--soc
 			       "Lists sandboxio's sandboxes, of one tenant or all: id, tenant, "
 			       "image, state,\n"
 			       "age and the time left before the deadline.\n";
+
+static const char usage_reap[] =
+	"usage: sandboxio reap [--dry-run] [--tenant T] [--json] [--socket PATH]\n"
+	"\n"
+	"Removes sandboxio's sandboxes that nobody will close: those whose owner process\n"
+	"is gone (this host's, or made before its last boot) and those whose deadline\n"
+	"passed. A sandbox made by 'create' has no owner and stays until its deadline.\n"
+	"Prints one line per candidate:\n"
+	"  OUTCOME  ID  TENANT  REASON  [DETAIL]\n"
+	"OUTCOME is removed, would remove (--dry-run), skipped (labels that cannot be\n"
+	"judged: left alone) or failed; REASON is owner-gone, deadline-passed,\n"
+	"owner-rebooted or skipped. The count goes to stderr. --json prints an array of\n"
+	"{id, tenant, reason, removed, detail}. Exit status 125 when the engine fails\n"
+	"or a removal failed. The other commands reap this host's orphans as they start.\n"
+	"\n"
+	"options:\n"
+	"  --dry-run            report the candidates, remove nothing\n"
+	"  --tenant T           only this tenant's sandboxes\n";
 
 static const char usage_image[] =
 	"usage: sandboxio image build [--ref REF] [--json] [--socket PATH]\n"
@@ -149,6 +179,9 @@ void cli_usage(enum cli_cmd cmd, int to_stderr)
 	case CMD_LS:
 		fputs(usage_ls, f);
 		break;
+	case CMD_REAP:
+		fputs(usage_reap, f);
+		break;
 	case CMD_IMAGE_BUILD:
 		fputs(usage_image, f);
 		break;
@@ -165,15 +198,11 @@ static const struct {
 	const char *name;
 	enum cli_cmd cmd;
 } commands[] = {
-	{"run", CMD_RUN},
-	{"run-code", CMD_RUN_CODE},
-	{"create", CMD_CREATE},
-	{"exec", CMD_EXEC},
-	{"rm", CMD_RM},
-	{"ls", CMD_LS},
-	{"image", CMD_IMAGE_BUILD},
-	{"version", CMD_VERSION},
-	{"help", CMD_HELP},
+	{"run", CMD_RUN},	  {"run-code", CMD_RUN_CODE},
+	{"create", CMD_CREATE},	  {"exec", CMD_EXEC},
+	{"rm", CMD_RM},		  {"ls", CMD_LS},
+	{"reap", CMD_REAP},	  {"image", CMD_IMAGE_BUILD},
+	{"version", CMD_VERSION}, {"help", CMD_HELP},
 };
 
 static enum cli_cmd lookup(const char *name)
@@ -282,6 +311,8 @@ static int dispatch(struct cli_opts *o, int argc, char **argv)
 		return cmd_rm(o);
 	case CMD_LS:
 		return cmd_ls(o);
+	case CMD_REAP:
+		return cmd_reap(o);
 	case CMD_IMAGE_BUILD:
 		return cmd_image_build(o);
 	case CMD_VERSION:

@@ -1,12 +1,14 @@
 /*
- * cli/manage.c: `rm` and `ls`, the commands that look after sandboxes made
- * earlier by `create`.
+ * cli/manage.c: `rm`, `ls` and `reap`, the commands that look after
+ * sandboxes made earlier.
  *
  * rm goes through the library (open by id, then close), so it can only
  * remove containers that carry sandboxio's labels: a mistyped id never
  * touches someone else's container. One unknown id does not stop the rest;
  * the exit status says that something failed. ls prints a table for people
- * or, with --json, an array of objects for scripts.
+ * or, with --json, an array of objects for scripts. reap asks the library's
+ * reaper to remove the sandboxes nobody will close (owner gone, deadline
+ * passed) and prints one line, or one JSON object, per candidate.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +57,21 @@ out:
 	json_decref(errors);
 	sbx_backend_free(b);
 	return rc;
+}
+
+/* The tenant of --tenant, checked as a policy would check it. */
+static int check_tenant(const struct cli_opts *o)
+{
+	sbx_policy *p = NULL;
+	int bad;
+
+	if (!o->tenant)
+		return 0;
+	bad = sbx_policy_new(&p) < 0 || sbx_policy_set_tenant(p, o->tenant) < 0;
+	if (bad)
+		cli_print_lib_error(o);
+	sbx_policy_free(p);
+	return bad ? CLI_EXIT_FAIL : 0;
 }
 
 static int collect(const sbx_sandbox_info *info, void *payload)
@@ -139,19 +156,9 @@ int cmd_ls(const struct cli_opts *o)
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
-	if (o->tenant) {
-		/* The tenant is checked as a policy would check it. */
-		sbx_policy *p = NULL;
-
-		rc = sbx_policy_new(&p) < 0 || sbx_policy_set_tenant(p, o->tenant) < 0;
-		if (rc)
-			cli_print_lib_error(o);
-		sbx_policy_free(p);
-		if (rc) {
-			rc = CLI_EXIT_FAIL;
-			goto out;
-		}
-	}
+	rc = check_tenant(o);
+	if (rc)
+		goto out;
 	rc = cli_backend_open(o, &b);
 	if (rc)
 		goto out;
@@ -167,6 +174,138 @@ int cmd_ls(const struct cli_opts *o)
 	}
 out:
 	json_decref(rows);
+	sbx_backend_free(b);
+	return rc;
+}
+
+static const char *reason_name(sbx_reap_reason reason)
+{
+	switch (reason) {
+	case SBX_REAP_OWNER_GONE:
+		return "owner-gone";
+	case SBX_REAP_DEADLINE_PASSED:
+		return "deadline-passed";
+	case SBX_REAP_OWNER_REBOOTED:
+		return "owner-rebooted";
+	case SBX_REAP_SKIPPED:
+		return "skipped";
+	}
+	return "unknown";
+}
+
+struct reap_ctx {
+	json_t *rows;
+	int dry_run;
+	int failed;
+	int skipped;
+};
+
+static int collect_reaped(const sbx_reap_info *info, void *payload)
+{
+	struct reap_ctx *c = payload;
+	const char *detail = info->detail ? info->detail : "";
+	const char *tenant = info->tenant ? info->tenant : "";
+	json_t *row;
+
+	if (info->reason == SBX_REAP_SKIPPED)
+		c->skipped++;
+	else if (!info->removed && !c->dry_run)
+		c->failed++;
+	/* Labels and engine messages need not be UTF-8: replace, never drop a row. */
+	row = json_pack("{s:o, s:o, s:s, s:b, s:o}", "id",
+			cli_json_text(info->id, strlen(info->id), NULL), "tenant",
+			cli_json_text(tenant, strlen(tenant), NULL), "reason",
+			reason_name(info->reason), "removed", info->removed != 0, "detail",
+			cli_json_text(detail, strlen(detail), NULL));
+	if (row)
+		json_array_append_new(c->rows, row);
+	return 0;
+}
+
+/* What became of a candidate: removed, would remove, skipped or failed. */
+static const char *outcome(json_t *row, int dry_run)
+{
+	if (strcmp(field(row, "reason"), "skipped") == 0)
+		return "skipped";
+	if (json_is_true(json_object_get(row, "removed")))
+		return "removed";
+	return dry_run ? "would remove" : "failed";
+}
+
+static void print_reaped(json_t *rows, int dry_run)
+{
+	int wt = 0;
+	size_t i;
+	json_t *row;
+
+	json_array_foreach(rows, i, row)
+	{
+		int t = (int)strlen(field(row, "tenant"));
+		wt = t > wt ? t : wt;
+	}
+	json_array_foreach(rows, i, row)
+	{
+		const char *detail = field(row, "detail");
+
+		if (*detail)
+			printf("%-12s  %-12.12s  %-*s  %-15s  %s\n", outcome(row, dry_run),
+			       field(row, "id"), wt, field(row, "tenant"), field(row, "reason"),
+			       detail);
+		else
+			printf("%-12s  %-12.12s  %-*s  %s\n", outcome(row, dry_run),
+			       field(row, "id"), wt, field(row, "tenant"), field(row, "reason"));
+	}
+	fflush(stdout);
+}
+
+int cmd_reap(const struct cli_opts *o)
+{
+	sbx_reap_options ro = SBX_REAP_OPTIONS_INIT;
+	struct reap_ctx ctx = {.rows = json_array(), .dry_run = o->dry_run};
+	sbx_backend *b = NULL;
+	int rc, n;
+
+	if (!ctx.rows) {
+		cli_print_error(o, SBX_ENOMEM, "out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	if (o->nargs > 0) {
+		cli_print_error(o, SBX_EINVALID, "reap takes no arguments (got '%.64s')",
+				o->args[0]);
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	rc = check_tenant(o);
+	if (rc)
+		goto out;
+	rc = cli_backend_open(o, &b);
+	if (rc)
+		goto out;
+	ro.tenant = o->tenant;
+	ro.dry_run = o->dry_run;
+	n = sbx_backend_reap(b, &ro, collect_reaped, &ctx);
+	if (n < 0) {
+		cli_print_lib_error(o);
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	if (o->json)
+		rc = cli_print_json(json_incref(ctx.rows)) < 0 ? CLI_EXIT_FAIL : 0;
+	else
+		print_reaped(ctx.rows, o->dry_run);
+	if (ctx.failed)
+		cli_warn("reaped %d sandbox%s; %d could not be removed", n, n == 1 ? "" : "es",
+			 ctx.failed);
+	else
+		cli_warn("%s %d sandbox%s", o->dry_run ? "would reap" : "reaped", n,
+			 n == 1 ? "" : "es");
+	if (ctx.skipped)
+		cli_warn("%d sandbox%s skipped: %s labels cannot be judged", ctx.skipped,
+			 ctx.skipped == 1 ? "" : "es", ctx.skipped == 1 ? "its" : "their");
+	if (ctx.failed && !rc)
+		rc = CLI_EXIT_FAIL;
+out:
+	json_decref(ctx.rows);
 	sbx_backend_free(b);
 	return rc;
 }

@@ -36,7 +36,9 @@ enum opt_id {
 	O_TIER,
 	O_STDIN,
 	O_LANG,
-	O_REF
+	O_REF,
+	O_LIFETIME,
+	O_DRY_RUN
 };
 
 #define BIT(id) (1u << (id))
@@ -68,13 +70,15 @@ static const struct opt opts[] = {
 	{"stdin", O_STDIN, 1},
 	{"lang", O_LANG, 1},
 	{"ref", O_REF, 1},
+	{"lifetime", O_LIFETIME, 1},
+	{"dry-run", O_DRY_RUN, 0},
 };
 
 #define M_COMMON (BIT(O_JSON) | BIT(O_SOCKET) | BIT(O_HELP))
 #define M_SANDBOX                                                                                  \
 	(M_COMMON | BIT(O_IMAGE) | BIT(O_TIMEOUT) | BIT(O_CREATE_TIMEOUT) | BIT(O_CPUS) |          \
 	 BIT(O_MEMORY) | BIT(O_PIDS) | BIT(O_DISK) | BIT(O_NOFILE) | BIT(O_MAX_OUTPUT) |           \
-	 BIT(O_ENV) | BIT(O_TENANT) | BIT(O_WORKDIR) | BIT(O_TIER))
+	 BIT(O_ENV) | BIT(O_TENANT) | BIT(O_WORKDIR) | BIT(O_TIER) | BIT(O_LIFETIME))
 
 /* Which options each command takes. */
 static unsigned int mask_for(enum cli_cmd cmd)
@@ -92,6 +96,8 @@ static unsigned int mask_for(enum cli_cmd cmd)
 		return M_COMMON;
 	case CMD_LS:
 		return M_COMMON | BIT(O_TENANT);
+	case CMD_REAP:
+		return M_COMMON | BIT(O_TENANT) | BIT(O_DRY_RUN);
 	case CMD_IMAGE_BUILD:
 		return M_COMMON | BIT(O_REF);
 	case CMD_VERSION:
@@ -179,6 +185,12 @@ static int store(struct cli_opts *o, enum opt_id id, const char *val)
 		break;
 	case O_REF:
 		o->ref = val;
+		break;
+	case O_LIFETIME:
+		o->lifetime = val;
+		break;
+	case O_DRY_RUN:
+		o->dry_run = 1;
 		break;
 	}
 	return 0;
@@ -363,39 +375,56 @@ int cli_run_timeout(const struct cli_opts *o, uint64_t *ms)
 }
 
 /*
- * Deadlines. run and run-code: --timeout is the run's deadline, and the
- * sandbox must outlive it by a minute (up to the 24 h ceiling) so that a
- * one-shot sandbox is not reaped in the middle of its run. create: --timeout
- * is the sandbox's lifetime and also the default deadline of its runs.
+ * Deadlines. run and run-code: --timeout is the run's deadline (default
+ * 300 s) and --lifetime the sandbox's whole life, which the init inside the
+ * sandbox enforces even when sandboxio itself is killed. Without --lifetime
+ * the sandbox outlives its run by a margin (up to the 24 h ceiling), so that
+ * it never ends in the middle of the run; a --lifetime shorter than the run's
+ * deadline is refused for the same reason. create: --timeout is the default
+ * deadline of the sandbox's runs and, without --lifetime, its lifetime too;
+ * with --lifetime alone, the runs' default deadline is at most the lifetime.
  */
+#define CLI_LIFETIME_MARGIN_MS 30000u
+
 static int set_timeouts(const struct cli_opts *o, sbx_policy *p)
 {
-	uint64_t t = 0, c = 0, life;
+	uint64_t t = 0, c = 0, life = 0;
 	int rc;
 
 	rc = cli_run_timeout(o, &t);
 	if (rc)
 		return rc;
+	if (o->lifetime && sbx_parse_duration_ms(&life, o->lifetime) < 0)
+		goto fail;
 	if (o->create_timeout) {
 		if (sbx_parse_duration_ms(&c, o->create_timeout) < 0 ||
 		    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_CREATE, c) < 0)
 			goto fail;
 	}
-	if (!t)
-		return 0;
-	if (sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN, t) < 0 ||
-	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN_CODE, t) < 0)
-		goto fail;
-	if (o->cmd == CMD_CREATE) {
+	if (!t) {
+		t = sbx_policy_timeout_ms(p, SBX_TIMEOUT_RUN);
+		if (o->cmd == CMD_CREATE && life && life < t)
+			t = life;
+	}
+	if (life && life < t) {
+		cli_print_error(o, SBX_EINVALID,
+				"--lifetime %.32s is shorter than the run deadline of %.6g s%s: "
+				"the sandbox would end before its run",
+				o->lifetime, (double)t / 1000.0,
+				o->timeout ? " (--timeout)"
+					   : " (the default; lower it with --timeout)");
+		return CLI_EXIT_FAIL;
+	}
+	if (!life) {
 		life = t;
-	} else {
-		life = sbx_policy_timeout_ms(p, SBX_TIMEOUT_SANDBOX);
-		if (life < t + 60000)
-			life = t + 60000;
+		if (o->cmd != CMD_CREATE)
+			life += CLI_LIFETIME_MARGIN_MS;
 		if (life > SBX_MAX_TIMEOUT_MS)
 			life = SBX_MAX_TIMEOUT_MS;
 	}
-	if (sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, life) < 0)
+	if (sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN, t) < 0 ||
+	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN_CODE, t) < 0 ||
+	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, life) < 0)
 		goto fail;
 	return 0;
 fail:

@@ -8,11 +8,12 @@
  * into existence unseen; the record is checked right after.
  *
  * Without --json the program's output is copied to our stdout and stderr as
- * it arrives, from the streaming callback, up to the sandbox's output cap
- * (so the bytes shown are the bytes the library kept); with --json one
- * object describes the run. The exit status is the program's own, or 124
- * (timeout), 137 (killed, out of memory included), 126/127 (could not be
- * started), 125 (sandboxio or the engine failed), 128+N (signal N to us).
+ * it arrives, from the streaming callback, which only ever receives the bytes
+ * within the sandbox's output cap (so the bytes shown are the bytes the
+ * library kept); with --json one object describes the run. The exit status
+ * is the program's own, or 124 (timeout), 137 (killed, out of memory
+ * included), 126/127 (could not be started), 125 (sandboxio or the engine
+ * failed), 128+N (signal N to us).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,7 +28,6 @@
 
 struct stream_ctx {
 	int json;
-	int64_t cap;	   /* bytes shown per stream; 0 when the cap is not known */
 	uint64_t shown[3]; /* by stream number */
 	char last[3];	   /* the last byte shown, by stream number */
 	int broken;	   /* writing our stdout or stderr failed: the run was canceled */
@@ -38,7 +38,8 @@ struct run_info {
 	const char *id;
 	const char *backend;
 	sbx_tier tier;
-	int64_t memory_cap; /* 0 when not known (exec) */
+	int64_t memory_cap;
+	int64_t output_cap;
 	uint64_t timeout_ms;
 	const char *what; /* the program, for messages */
 };
@@ -47,27 +48,19 @@ static int on_output(int stream, const char *data, size_t len, void *payload)
 {
 	struct stream_ctx *c = payload;
 	int fd = stream == SBX_STREAM_STDERR ? 2 : 1;
-	size_t n = len;
 
 	if (cli_signal_pending())
 		return 1;
-	if (c->json)
+	if (c->json || len == 0)
 		return 0;
-	if (c->cap > 0) {
-		uint64_t room =
-			c->shown[fd] >= (uint64_t)c->cap ? 0 : (uint64_t)c->cap - c->shown[fd];
-		if (n > room)
-			n = (size_t)room;
-	}
-	if (n && cli_write_all(fd, data, n) < 0) {
+	if (cli_write_all(fd, data, len) < 0) {
 		if (cli_signal_pending())
 			return 1;
 		c->broken = 1;
 		return 1;
 	}
-	c->shown[fd] += n;
-	if (n)
-		c->last[fd] = data[n - 1];
+	c->shown[fd] += len;
+	c->last[fd] = data[len - 1];
 	return 0;
 }
 
@@ -133,14 +126,10 @@ static int print_result_json(const sbx_result *r, const struct run_info *ri)
 	return cli_print_json(o);
 }
 
-static void print_truncation(const char *name, size_t kept, uint64_t total, int shown_all)
+static void print_truncation(const char *name, size_t kept, uint64_t total, int64_t cap)
 {
-	if (shown_all)
-		cli_warn("%s passed the sandbox's output cap: %zu of %llu bytes captured", name,
-			 kept, (unsigned long long)total);
-	else
-		cli_warn("%s truncated: %zu of %llu bytes kept", name, kept,
-			 (unsigned long long)total);
+	cli_warn("%s truncated: %zu of %llu bytes kept (output cap %lld bytes)", name, kept,
+		 (unsigned long long)total, (long long)cap);
 }
 
 /* Says what happened and returns the exit status. */
@@ -162,9 +151,9 @@ static int report(const struct cli_opts *o,
 	    c->shown[2] && c->last[2] != '\n')
 		cli_write_all(2, "\n", 1);
 	if (r->stdout_truncated)
-		print_truncation("stdout", r->stdout_len, r->stdout_total, c->cap == 0);
+		print_truncation("stdout", r->stdout_len, r->stdout_total, ri->output_cap);
 	if (r->stderr_truncated)
-		print_truncation("stderr", r->stderr_len, r->stderr_total, c->cap == 0);
+		print_truncation("stderr", r->stderr_len, r->stderr_total, ri->output_cap);
 	if ((r->limits_hit & SBX_HIT_PIDS) && r->status != SBX_RUN_OOM)
 		cli_warn("the process cap (--pids) refused a fork or a thread");
 	switch (r->status) {
@@ -180,11 +169,8 @@ static int report(const struct cli_opts *o,
 				 (double)r->duration_ms / 1000.0);
 		break;
 	case SBX_RUN_OOM:
-		if (ri->memory_cap)
-			cli_warn("killed: out of memory (memory cap %lld bytes)",
-				 (long long)ri->memory_cap);
-		else
-			cli_warn("killed: out of memory (the sandbox's memory cap)");
+		cli_warn("killed: out of memory (memory cap %lld bytes)",
+			 (long long)ri->memory_cap);
 		break;
 	case SBX_RUN_KILLED:
 		cli_warn("killed by signal %d", r->term_signal);
@@ -289,16 +275,16 @@ static int oneshot(const struct cli_opts *o, const struct oneshot *job)
 	ri.backend = sbx_backend_name(b);
 	ri.tier = sbx_sandbox_tier(s);
 	ri.memory_cap = sbx_policy_limit(p, SBX_LIMIT_MEMORY);
+	ri.output_cap = sbx_policy_limit(p, SBX_LIMIT_OUTPUT);
 	ri.timeout_ms =
 		sbx_policy_timeout_ms(p, job->lang ? SBX_TIMEOUT_RUN_CODE : SBX_TIMEOUT_RUN);
-	ctx.cap = sbx_policy_limit(p, SBX_LIMIT_OUTPUT);
 	sbx_run_options_init(&ro, SBX_RUN_OPTIONS_VERSION);
 	ro.on_output = on_output;
 	ro.payload = &ctx;
 	ro.stdin_data = job->stdin_data;
 	ro.stdin_len = job->stdin_len;
 	if (!cli_signal_pending()) {
-		if (cli_watch_start(b, id) < 0)
+		if (cli_watch_start(s) < 0)
 			cli_warn("cannot watch for signals during the run: an interrupt will wait "
 				 "for the program's next output");
 		if (job->lang)
@@ -399,6 +385,7 @@ int cmd_exec(const struct cli_opts *o)
 	sbx_run_options ro;
 	struct stream_ctx ctx = {.json = o->json};
 	struct run_info ri = {0};
+	const sbx_policy *pol;
 	sbx_backend *b = NULL;
 	sbx_sandbox *s = NULL;
 	sbx_result *r = NULL;
@@ -433,10 +420,13 @@ int cmd_exec(const struct cli_opts *o)
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
+	pol = sbx_sandbox_policy(s);
 	ri.id = o->id;
 	ri.backend = sbx_backend_name(b);
 	ri.tier = sbx_sandbox_tier(s);
-	ri.timeout_ms = tmo;
+	ri.memory_cap = sbx_policy_limit(pol, SBX_LIMIT_MEMORY);
+	ri.output_cap = sbx_policy_limit(pol, SBX_LIMIT_OUTPUT);
+	ri.timeout_ms = tmo ? tmo : sbx_policy_timeout_ms(pol, SBX_TIMEOUT_RUN);
 	ri.what = o->args[0];
 	sbx_run_options_init(&ro, SBX_RUN_OPTIONS_VERSION);
 	ro.on_output = on_output;
@@ -450,14 +440,17 @@ int cmd_exec(const struct cli_opts *o)
 		rc = interrupted(o, "nothing was run");
 		goto out;
 	}
-	if (cli_watch_start(b, o->id) < 0)
+	if (cli_watch_start(s) < 0)
 		cli_warn("cannot watch for signals during the run: an interrupt will wait for the "
 			 "program's next output");
 	lrc = sbx_sandbox_run(&r, s, (const char *const *)o->args, &ro);
 	cli_watch_stop();
-	if (cli_signal_pending())
-		rc = interrupted(o, "the run was canceled, which removes its sandbox");
-	else if (ctx.broken)
+	if (cli_signal_pending()) {
+		/* The run cannot be stopped alone: its sandbox was killed, so remove it. */
+		sbx_sandbox_close(s);
+		s = NULL;
+		rc = interrupted(o, "the run was canceled, which removed its sandbox");
+	} else if (ctx.broken)
 		rc = CLI_EXIT_PIPE;
 	else if (lrc < 0) {
 		cli_print_lib_error(o);
@@ -500,6 +493,15 @@ int cmd_create(const struct cli_opts *o)
 		rc = create_sandbox(o, b, p, &s);
 	if (rc)
 		goto out;
+	/* A signal until now undoes the creation; from here on it is held back
+	 * (and dropped at exit): the id is printed and the sandbox kept. */
+	cli_signals_block();
+	if (cli_signal_pending()) {
+		sbx_sandbox_close(s);
+		s = NULL;
+		rc = interrupted(o, "the sandbox was removed");
+		goto out;
+	}
 	if (o->json) {
 		rc = cli_print_json(json_pack("{s:s, s:s, s:s, s:s}", "sandbox_id",
 					      sbx_sandbox_id(s), "backend", sbx_backend_name(b),

@@ -10,10 +10,10 @@
  * During a run the streaming callback cancels the run when it sees the
  * record, but it is only called when the program writes something. A
  * silent program would then hold the command until its deadline, so a
- * watcher thread waits on the self-pipe and removes the sandbox through a
- * handle of its own (the backend handle may be shared by threads; the
- * sandbox handle of the run may not). The run then returns, and the main
- * thread's own close finds the sandbox already gone.
+ * watcher thread waits on the self-pipe and kills the sandbox with
+ * sbx_sandbox_kill(), which may be called while another thread is in a run
+ * on the same sandbox. The run then returns (status killed) and the main
+ * thread closes the sandbox as on every other path.
  *
  * Handlers are installed without SA_RESTART, so blocking reads and waits of
  * the command return EINTR and can look at the record. Threads started here
@@ -25,7 +25,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -38,8 +37,7 @@ static struct {
 	pthread_t thread;
 	int running;
 	int stop[2];
-	sbx_backend *backend;
-	char *id;
+	sbx_sandbox *sandbox;
 } watch = {.stop = {-1, -1}};
 
 static void on_signal(int sig)
@@ -113,7 +111,6 @@ static void *watch_main(void *arg)
 {
 	struct pollfd pfd[2] = {{.fd = sig_pipe[0], .events = POLLIN},
 				{.fd = watch.stop[0], .events = POLLIN}};
-	sbx_sandbox *s = NULL;
 	char drain[64];
 
 	(void)arg;
@@ -130,26 +127,19 @@ static void *watch_main(void *arg)
 		if (pending_sig)
 			break;
 	}
-	/* Failures are left to the main thread, whose close reports them. */
-	if (sbx_sandbox_open(&s, watch.backend, watch.id) == 0)
-		sbx_sandbox_close(s);
+	/* A failure is left to the main thread, whose close reports it. */
+	sbx_sandbox_kill(watch.sandbox);
 	return NULL;
 }
 
-int cli_watch_start(sbx_backend *b, const char *id)
+int cli_watch_start(sbx_sandbox *s)
 {
 	sigset_t all, old;
 	int rc;
 
-	if (watch.running || sig_pipe[0] < 0)
+	if (watch.running || sig_pipe[0] < 0 || pipe2(watch.stop, O_CLOEXEC) < 0)
 		return -1;
-	watch.id = strdup(id);
-	if (!watch.id || pipe2(watch.stop, O_CLOEXEC) < 0) {
-		free(watch.id);
-		watch.id = NULL;
-		return -1;
-	}
-	watch.backend = b;
+	watch.sandbox = s;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = pthread_create(&watch.thread, NULL, watch_main, NULL);
@@ -158,8 +148,7 @@ int cli_watch_start(sbx_backend *b, const char *id)
 		close(watch.stop[0]);
 		close(watch.stop[1]);
 		watch.stop[0] = watch.stop[1] = -1;
-		free(watch.id);
-		watch.id = NULL;
+		watch.sandbox = NULL;
 		return -1;
 	}
 	watch.running = 1;
@@ -176,7 +165,6 @@ void cli_watch_stop(void)
 	close(watch.stop[0]);
 	close(watch.stop[1]);
 	watch.stop[0] = watch.stop[1] = -1;
-	free(watch.id);
-	watch.id = NULL;
+	watch.sandbox = NULL;
 	watch.running = 0;
 }

@@ -2,10 +2,11 @@
 # tests/cli/test_cli.sh: the sandboxio command against the real dockerd.
 #
 # Runs $SBX_CLI (default build/sandboxio) end to end: exit statuses, output,
-# --json, option errors, the create/exec/ls/rm round trip, output caps and
-# teardown on a signal. Every sandbox is made under the tenant cli-test-$$,
-# and at the end none of that tenant may be left. The docker CLI is used only
-# to look (docker ps), never to change anything.
+# --json, option errors, the create/exec/ls/rm round trip, output caps,
+# lifetimes, reap, and teardown on a signal or after kill -9. Every sandbox is
+# made under a tenant cli-test-$$ or cli-test-$$-NAME, and at the end none of
+# those may be left. The docker CLI is used only to look (docker ps, docker
+# top) and, if a test failed, to remove what is left of this run's tenants.
 #
 # Needs dockerd and the image sandboxio/python:3.11. The last line is
 # "N passed, N failed"; the exit status is non-zero when anything failed.
@@ -18,6 +19,7 @@ if [ -z "${SANDBOXIO_INIT:-}" ] && [ -x "$root/build/sbx-init" ]; then
 	export SANDBOXIO_INIT=$root/build/sbx-init
 fi
 T=cli-test-$$
+tenants=$T
 PY=/usr/bin/python3
 work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-cli-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -73,6 +75,74 @@ tenant_containers() {
 	docker ps -aq --no-trunc --filter "label=io.sandboxio.tenant=$1"
 }
 
+# new_tenant NAME: sets tenant to a tenant of this run's own, which is checked
+# for leftovers at the end.
+new_tenant() {
+	tenant=$T-$1
+	tenants="$tenants $tenant"
+}
+
+# wait_running TENANT [PATTERN]: polls (up to 20 s) until a container of the
+# tenant runs and, with PATTERN, until one of its processes matches it; sets cid.
+wait_running() {
+	cid=
+	for _ in $(seq 1 200); do
+		cid=$(docker ps -q --no-trunc --filter "label=io.sandboxio.tenant=$1" \
+			--filter status=running | head -n1)
+		if [ -n "$cid" ] && { [ -z "${2:-}" ] || docker top "$cid" 2>/dev/null | grep -q -- "$2"; }; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# kill9 PID: kill -9 of a background job, without the shell's "Killed" notice.
+kill9() {
+	exec 3>&2 2>/dev/null
+	kill -9 "$1"
+	wait "$1"
+	exec 2>&3 3>&-
+}
+
+# gone_within TENANT SECS: polls until docker has no container of the tenant
+# at all (docker ps -a: not even a stopped one); sets secs to the time taken.
+gone_within() {
+	local t0 now
+	t0=$(date +%s%N)
+	while :; do
+		now=$(date +%s%N)
+		secs=$(((now - t0) / 1000000000))
+		[ -z "$(tenant_containers "$1")" ] && return 0
+		[ $secs -ge "$2" ] && return 1
+		sleep 0.2
+	done
+}
+
+# lifetime_of TENANT: the deadline minus the creation time of its one sandbox,
+# from ls --json.
+lifetime_of() {
+	"$CLI" ls --json --tenant "$1" 2>/dev/null |
+		"$PY" -c 'import json,sys; d=json.load(sys.stdin); print(d[0]["deadline"]-d[0]["created"] if len(d)==1 else -1)'
+}
+
+# keep NAME, restore NAME: set aside the last command's rc and output.
+keep() {
+	echo $rc >"$work/$1.rc"
+	cp "$work/out" "$work/$1.out"
+	cp "$work/err" "$work/$1.err"
+}
+restore() {
+	rc=$(cat "$work/$1.rc")
+	cp "$work/$1.out" "$work/out"
+	cp "$work/$1.err" "$work/err"
+}
+
+# reap_out_has OUTCOME ID REASON: reap printed that line for that sandbox.
+reap_out_has() {
+	grep -q "^$1 *  ${2:0:12}  .*  $3\$" "$work/out"
+}
+
 # --- one-shot runs ---
 
 cli run --tenant "$T" -- echo hello
@@ -106,9 +176,9 @@ cli run --tenant "$T" --memory 32m -- python3 -c 'x = bytearray(256 << 20)'
 [ $rc -eq 137 ] && stderr_has "killed: out of memory (memory cap 33554432 bytes)" &&
 	ok "out of memory: 137 with a message" || bad "oom"
 
-cli run --tenant "$T" --env GREETING=hi --workdir /work --cpus 0.5 --pids 64 --nofile 256 \
+cli run --tenant "$T" --env GREETING=hi --workdir /tmp --cpus 0.5 --pids 64 --nofile 256 \
 	--disk 64m -- sh -c 'echo "$GREETING $(pwd)"'
-[ $rc -eq 0 ] && stdout_is "hi /work" && ok "run with every limit option" || bad "limits"
+[ $rc -eq 0 ] && stdout_is "hi /tmp" && ok "run with every limit option" || bad "limits"
 
 out=$(printf 'abc\n' | "$CLI" run --tenant "$T" --stdin - -- tr a-z A-Z 2>"$work/err")
 rc=$?
@@ -251,6 +321,202 @@ for sig in INT TERM; do
 		bad "SIG$sig" "seen=$seen secs=$secs"
 done
 
+# --- lifetimes ---
+
+cli run --tenant "$T" --timeout 10 --lifetime 5 -- true
+[ $rc -eq 125 ] && stderr_has -- "--lifetime 5 is shorter than the run deadline of 10 s" &&
+	ok "run --lifetime shorter than --timeout: 125" || bad "--lifetime < --timeout"
+
+cli run --tenant "$T" --lifetime 60 -- true
+[ $rc -eq 125 ] && stderr_has -- "--lifetime 60 is shorter than the run deadline of 300 s" &&
+	ok "run --lifetime shorter than the default run deadline: 125" || bad "--lifetime < default"
+
+cli run-code --tenant "$T" --lang bash --timeout 10 --lifetime 5 -
+[ $rc -eq 125 ] && stderr_has -- "--lifetime" && ok "run-code --lifetime shorter: 125" ||
+	bad "run-code --lifetime"
+
+cli run --tenant "$T" --timeout 2 --lifetime 2 -- echo same
+[ $rc -eq 0 ] && stdout_is same && ok "run --lifetime equal to --timeout" || bad "--lifetime = --timeout"
+
+cli run --tenant "$T" --lifetime 0 -- true
+[ $rc -eq 125 ] && ok "--lifetime 0: 125" || bad "--lifetime 0"
+
+new_tenant life
+TL=$tenant
+cli create --tenant "$TL" --lifetime 90
+id=$(cat "$work/out")
+life=$(lifetime_of "$TL")
+[ $rc -eq 0 ] && [ "$life" -ge 89 ] && [ "$life" -le 91 ] && ok "create --lifetime 90: deadline 90 s after creation" ||
+	bad "create --lifetime" "lifetime $life"
+cli exec --json "$id" -- sh -c 'echo ok'
+[ $rc -eq 0 ] && json 'd["stdout"]=="ok\n"' && ok "exec in a sandbox made with --lifetime" ||
+	bad "exec --lifetime sandbox"
+cli rm "$id"
+
+# (a) kill -9 mid-run: the init ends the sandbox at its lifetime, nobody else.
+new_tenant kill9-short
+TA=$tenant
+"$CLI" run --tenant "$TA" --timeout 2 --lifetime 4 -- sleep 100 >"$work/out" 2>"$work/err" &
+pid=$!
+wait_running "$TA" "sleep 100"
+seen=$cid
+kill9 $pid
+left=$(tenant_containers "$TA")
+gone_within "$TA" 24
+gone=$?
+[ -n "$seen" ] && [ -n "$left" ] && [ $gone -eq 0 ] &&
+	ok "kill -9 of run --lifetime 4: sandbox gone ${secs}s after the kill" ||
+	bad "kill -9 --lifetime 4" "seen=$seen left-after-kill=$left gone=$gone after ${secs}s"
+
+# (b) kill -9 mid-run with a far lifetime: the sandbox stays until reap.
+# Opening a backend reaps the host's orphans, so another sandboxio process
+# (a concurrent test run) may remove this one first: an attempt in which our
+# own reap did not remove it is made again, and the last one is judged.
+new_tenant kill9-far
+TB=$tenant
+for attempt in 1 2 3; do
+	"$CLI" run --tenant "$TB" --lifetime 600 -- sleep 500 >"$work/out" 2>"$work/err" &
+	pid=$!
+	wait_running "$TB" "sleep 500"
+	seen=$cid
+	life=$(lifetime_of "$TB")
+	kill9 $pid
+	left=$(tenant_containers "$TB")
+	cli reap --tenant "$TB" --dry-run
+	keep dry
+	after_dry=$(tenant_containers "$TB")
+	cli --json reap --tenant "$TB" --dry-run
+	keep dryjson
+	after_json=$(tenant_containers "$TB")
+	cli reap --tenant "$TB"
+	keep reap
+	after_reap=$(tenant_containers "$TB")
+	reap_out_has removed "$seen" owner-gone && break
+	echo "     (attempt $attempt: the sandbox was not reaped by us; again)"
+	for c in $after_reap; do docker rm -f "$c" >/dev/null 2>&1; done
+done
+[ -n "$seen" ] && [ "$left" = "$seen" ] && [ "$life" -ge 599 ] && [ "$life" -le 601 ] &&
+	ok "kill -9 of run --lifetime 600: the sandbox is still there" ||
+	bad "kill -9 --lifetime 600" "seen=$seen left=$left lifetime=$life"
+
+restore dry
+[ $rc -eq 0 ] && [ "$(wc -l <"$work/out")" -eq 1 ] && reap_out_has "would remove" "$seen" owner-gone &&
+	stderr_has "would reap 1 sandbox" && [ "$after_dry" = "$seen" ] &&
+	ok "reap --dry-run lists it (would remove, owner-gone) and leaves it" || bad "reap --dry-run"
+
+restore dryjson
+[ $rc -eq 0 ] && json "len(d)==1 and d[0]=={'id':'$seen','tenant':'$TB','reason':'owner-gone','removed':False,'detail':''}" &&
+	[ "$after_json" = "$seen" ] && ok "reap --dry-run --json" || bad "reap --dry-run --json"
+
+restore reap
+[ $rc -eq 0 ] && reap_out_has removed "$seen" owner-gone && stderr_has "reaped 1 sandbox" &&
+	[ -z "$after_reap" ] && ok "reap removes it: docker ps -a shows nothing" || bad "reap"
+
+cli reap --tenant "$TB"
+[ $rc -eq 0 ] && [ ! -s "$work/out" ] && stderr_has "reaped 0 sandboxes" &&
+	ok "reap again: nothing to do" || bad "reap again"
+
+# (c) a detached sandbox has no owner: reap leaves it until its deadline.
+new_tenant detached
+TC=$tenant
+cli create --tenant "$TC" --timeout 120
+id=$(cat "$work/out")
+cli reap --tenant "$TC"
+[ $rc -eq 0 ] && [ ! -s "$work/out" ] && [ -n "$id" ] && [ "$(tenant_containers "$TC")" = "$id" ] &&
+	ok "reap leaves a sandbox made by create" || bad "reap detached"
+cli rm "$id"
+[ $rc -eq 0 ] && [ -z "$(tenant_containers "$TC")" ] && ok "rm after reap" || bad "rm detached"
+
+# (e) the daemon is down.
+cli --socket /nonexistent.sock reap
+[ $rc -eq 125 ] && stderr_has /nonexistent.sock && ok "reap with the daemon down: 125 naming the socket" ||
+	bad "reap --socket"
+
+cli --json --socket /nonexistent.sock reap --dry-run
+[ $rc -eq 125 ] && json 'd["status"]=="error" and "/nonexistent.sock" in d["error"]' &&
+	ok "reap --json with the daemon down: error object" || bad "reap --json --socket"
+
+cli reap --tenant 'no such tenant'
+[ $rc -eq 125 ] && stderr_has tenant && ok "reap --tenant with a bad name: 125" || bad "reap bad tenant"
+
+cli reap extra
+[ $rc -eq 125 ] && ok "reap with an argument: 125" || bad "reap extra"
+
+# --- (d) SIGINT at any moment leaves nothing ---
+
+# As from a terminal: a background job of a script would start with SIGINT
+# ignored. create is done in about 0.25 s, so its signal comes sooner; the
+# earliest ones land before the sandbox exists, the others while it is made.
+new_tenant sigint-early
+TD=$tenant
+create_delays=(0.03 0.06 0.09 0.12 0.15)
+run_delays=(0.1 0.15 0.2 0.25 0.3)
+for k in 0 1 2 3 4; do
+	for what in create run; do
+		if [ $what = create ]; then
+			delay=${create_delays[$k]}
+			env --default-signal=INT "$CLI" create --tenant "$TD" >"$work/out" 2>"$work/err" &
+		else
+			delay=${run_delays[$k]}
+			env --default-signal=INT "$CLI" run --tenant "$TD" -- sleep 100 >"$work/out" 2>"$work/err" &
+		fi
+		pid=$!
+		sleep "$delay"
+		kill -INT $pid
+		wait $pid
+		rc=$?
+		gone_within "$TD" 10
+		gone=$?
+		[ $rc -eq 130 ] && [ $gone -eq 0 ] &&
+			ok "SIGINT ${delay}s into $what: 130, nothing left" ||
+			bad "SIGINT ${delay}s into $what" "gone=$gone"
+		for c in $(tenant_containers "$TD"); do docker rm -f "$c" >/dev/null 2>&1; done
+	done
+done
+
+new_tenant sigint-silent
+TQ=$tenant
+env --default-signal=INT "$CLI" run --tenant "$TQ" -- sleep 100 >"$work/out" 2>"$work/err" &
+pid=$!
+wait_running "$TQ" "sleep 100"
+seen=$cid
+life=$(lifetime_of "$TQ")
+kill -INT $pid
+wait $pid
+rc=$?
+gone_within "$TQ" 10
+gone=$?
+[ -n "$seen" ] && [ $rc -eq 130 ] && [ $gone -eq 0 ] && stderr_has "interrupted by signal 2" &&
+	ok "SIGINT during a silent run (SIGINT not ignored): 130, nothing left after ${secs}s" ||
+	bad "SIGINT silent run" "seen=$seen gone=$gone"
+[ "$life" -ge 329 ] && [ "$life" -le 331 ] &&
+	ok "run without --lifetime: the sandbox lives the run's 300 s plus 30 s" ||
+	bad "default lifetime" "lifetime $life"
+
+new_tenant sigint-stream
+TS=$tenant
+rm -f "$work/fifo" "$work/stream"
+mkfifo "$work/fifo"
+cat "$work/fifo" >"$work/stream" &
+reader=$!
+env --default-signal=INT "$CLI" run --tenant "$TS" -- sh -c 'while :; do echo x; done' \
+	>"$work/fifo" 2>"$work/err" &
+pid=$!
+for _ in $(seq 1 200); do
+	[ -s "$work/stream" ] && break
+	sleep 0.1
+done
+streamed=$(wc -c <"$work/stream")
+kill -INT $pid
+wait $pid
+rc=$?
+wait $reader
+gone_within "$TS" 10
+gone=$?
+[ "$streamed" -gt 0 ] && [ $rc -eq 130 ] && [ $gone -eq 0 ] &&
+	ok "SIGINT while output streams to a pipe: 130, nothing left" ||
+	bad "SIGINT streaming" "streamed=$streamed gone=$gone"
+
 # --- misc ---
 
 cli --version
@@ -262,16 +528,24 @@ cli run --help
 cli help
 [ $rc -eq 0 ] && grep -q "usage: sandboxio" "$work/out" && ok "help" || bad "help"
 
-# --- nothing of this tenant is left ---
+cli help reap
+[ $rc -eq 0 ] && grep -q "usage: sandboxio reap" "$work/out" && ok "help reap" || bad "help reap"
 
-leftover=$(tenant_containers "$T")
-if [ -z "$leftover" ]; then
-	ok "no container of tenant $T is left"
-else
-	bad "containers left: $leftover"
-	# Clean up through the product, never the docker CLI.
-	for c in $leftover; do "$CLI" rm "$c" >/dev/null 2>&1; done
-fi
+cli run --help
+[ $rc -eq 0 ] && grep -q -- "--lifetime S" "$work/out" && grep -q "plus 30 s" "$work/out" &&
+	ok "run --help documents --lifetime and the margin" || bad "run --help --lifetime"
+
+# --- nothing of this run's tenants is left ---
+
+for t in $tenants; do
+	leftover=$(tenant_containers "$t")
+	if [ -z "$leftover" ]; then
+		ok "no container of tenant $t is left"
+	else
+		bad "containers of $t left: $leftover"
+		docker rm -f $leftover >/dev/null 2>&1
+	fi
+done
 
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]
