@@ -3,7 +3,8 @@
 #   (a) one-shot: create, run `true`, destroy
 #       peers: `docker run --rm` with the same hardening flags; the Docker SDK
 #       for Python (containers.run with the same settings)
-#   (b) 100 runs of `true` in one live sandbox, per run
+#   (b) 100 runs of `true` in one live sandbox, per run, over the init's run
+#       channel (bench/loop.c fails if a run takes docker exec instead)
 #       peers: `docker exec` (CLI); the Docker SDK's exec_run
 # Needs hyperfine, docker (CLI), python3-docker, dockerd and the default image.
 # Prints medians and ratios (sandboxio / peer); lower is better for sandboxio.
@@ -15,8 +16,10 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"; [ -n "${cid:-}" ] && docker rm -f "$cid" >/dev/null 2>&1 || true' EXIT
 export SANDBOXIO_INIT="${SANDBOXIO_INIT:-$PWD/build/sbx-init}"
 PY=/usr/bin/python3
+# The library's own dependencies, as the Makefile names them.
+pkgs=$(sed -n 's/^PKGS := //p' Makefile)
 cc -O2 -Iinclude -o "$out/loop" bench/loop.c build/libsandboxio.a \
-	$(pkg-config --libs libcurl jansson) -lpthread
+	$(pkg-config --libs $pkgs) -lpthread
 
 hard="--network none --cap-drop ALL --security-opt no-new-privileges:true --read-only
  --user 1000:1000 --memory 512m --memory-swap 512m --cpus 1 --pids-limit 256
@@ -30,7 +33,7 @@ hyperfine -N --style basic --warmup 1 --runs "$RUNS" --export-json "$out/a.json"
 	-n docker-run "docker run --rm $(echo $hard) sandboxio/python:3.11 true" \
 	-n docker-sdk "$PY bench/sdk.py oneshot" >/dev/null
 
-echo "== (b) $N runs of true in one live sandbox (per run, ms: median min max)"
+echo "== (b) $N runs of true in one live sandbox, over the run channel (per run, ms: median min max)"
 ours=$("$out/loop" "$N")
 cid=$(docker run -d $(echo $hard) --label io.sandboxio.bench=peer sandboxio/python:3.11 sleep 600)
 hyperfine -N --style basic --warmup 3 --runs "$N" --export-json "$out/b.json" \

@@ -8,7 +8,10 @@
 #define SBX_INIT_INIT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+#include "util/frame.h"
 
 /* Exit codes of the init itself. */
 #define SBX_INIT_EXIT_USAGE 125
@@ -57,5 +60,96 @@ int sbx_init_kill_tree(pid_t pgid,
 /* Modes; each returns the process exit code. */
 int sbx_init_pid1(int argc, char **argv);
 int sbx_init_run(int argc, char **argv);
+
+/*
+ * Supervises one program (init/run.c): starts prog (looked up in PATH, with
+ * the caller's environ) in cwd (NULL: here) in its own process group as a
+ * subreaper's child, relays its output as frames on fd 1, kills its whole
+ * tree when it exits or at deadline_ms, and ends with one EXIT frame. Its
+ * stdin is the caller's fd 0. lockdown: apply sbx_init_lockdown() first
+ * (the channel's supervisors inherit PID 1's instead). Returns the exit code.
+ */
+int sbx_init_supervise(long long deadline_ms, const char *cwd, char **prog, int lockdown);
+/* The same in two steps: what needs no request (a spare does it ahead of
+ * its run), then the run. Each returns an exit code; prepare's 0 is "go on". */
+int sbx_init_supervise_prepare(int lockdown);
+int sbx_init_supervise_start(long long deadline_ms, const char *cwd, char **prog);
+
+/* Kills every process of the sandbox (as PID 1), or every descendant elsewhere. */
+void sbx_init_kill_sandbox(void);
+
+/*
+ * PID 1 with the run channel (init/chan.c): serves run requests on fd 0 and
+ * answers on fd 1 (docs/protocol.md) until deadline (unix seconds), besides
+ * reaping and the dead-man switch. Expects every signal blocked and the
+ * lockdown applied. Returns the exit code.
+ */
+int sbx_init_chan_serve(long long deadline);
+
+/* ===== The channel's request parser (init/request.c), free of I/O ===== */
+
+/* One complete, valid run request. */
+struct sbx_init_spec {
+	unsigned int id;
+	long long deadline_ms;
+	char *cwd;
+	char **argv; /* NULL-terminated */
+	char **env;  /* NULL-terminated NAME=VALUE, to override the init's own */
+	uint32_t argc, envc, len;
+	unsigned char *blob; /* owns the strings: len bytes */
+	char **vec;	     /* owns the arrays */
+};
+
+/*
+ * Splits a spec blob (cwd, argv, env as NUL-terminated strings) into a
+ * spec that takes ownership of blob. The blob must hold exactly 1 + argc +
+ * envc strings with nothing after the last, an absolute cwd, a non-empty
+ * program name and NAME=VALUE entries. Returns NULL with *why set (blob is
+ * then still the caller's).
+ */
+struct sbx_init_spec *sbx_init_spec_split(
+	unsigned char *blob, uint32_t len, uint32_t argc, uint32_t envc, const char **why);
+/* Wipes and frees a spec. */
+void sbx_init_spec_free(struct sbx_init_spec *s);
+
+struct sbx_init_req_ops {
+	/* A valid request: start it. Takes ownership of spec. */
+	void (*start)(void *arg, struct sbx_init_spec *spec);
+	/* Stdin bytes of a live run, already within its window. */
+	void (*stdin_data)(void *arg, unsigned int id, const unsigned char *p, size_t len);
+	/* The end of a live run's stdin. */
+	void (*stdin_eof)(void *arg, unsigned int id);
+};
+
+/* What the parser knows of a run id. */
+struct sbx_init_slot {
+	unsigned int id;
+	int used;
+	int eof;	  /* STDIN_EOF came */
+	int finished;	  /* the init is done with the run: later stdin is dropped */
+	uint32_t unacked; /* stdin bytes received and not yet consumed */
+};
+
+struct sbx_init_req {
+	struct sbx_chan_decoder dec;
+	const struct sbx_init_req_ops *ops;
+	void *arg;
+	struct sbx_init_slot slot[SBX_CHAN_RUNS_MAX];
+	unsigned int pend_id; /* the run whose spec is being received, or 0 */
+	struct sbx_chan_open pend;
+	unsigned char *blob;
+	uint32_t have;
+	const char *why; /* the first violation; nothing is accepted after it */
+};
+
+void sbx_init_req_init(struct sbx_init_req *r, const struct sbx_init_req_ops *ops, void *arg);
+/* Feeds host bytes. Returns 0, or -1 on a violation (r->why says which). */
+int sbx_init_req_feed(struct sbx_init_req *r, const unsigned char *p, size_t n);
+/* n stdin bytes of run id left the init's hands: they leave its window. */
+void sbx_init_req_consumed(struct sbx_init_req *r, unsigned int id, uint32_t n);
+/* The init is done with run id (its EXIT is out); the slot frees at its EOF. */
+void sbx_init_req_finished(struct sbx_init_req *r, unsigned int id);
+/* Frees a spec being received. */
+void sbx_init_req_done(struct sbx_init_req *r);
 
 #endif

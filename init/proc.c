@@ -282,6 +282,13 @@ int sbx_init_kill_tree(pid_t pgid,
 
 	if (pgid > 0)
 		(void)kill(-pgid, SIGKILL);
+	/*
+	 * No child left means no descendant left: a descendant whose parent
+	 * died was reparented to us (or to a subreaper that is itself our
+	 * descendant), so the walk is only needed when something remains.
+	 */
+	if (!reap(main_pid, main_status, main_reaped))
+		return 0;
 	for (;;) {
 		long long left;
 

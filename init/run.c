@@ -1,6 +1,7 @@
 /*
- * init/run.c: `sbx-init run`, the supervisor started by `docker exec` for
- * every program the host runs in a sandbox.
+ * init/run.c: the supervisor of every program the host runs in a sandbox:
+ * `sbx-init run`, started by `docker exec`, and the same code in the
+ * supervisors PID 1 forks for runs on its channel (init/chan.c).
  *
  * It starts the program with its stdout and stderr on pipes and relays them
  * to the host as STDOUT/STDERR frames on its own stdout, followed by one EXIT
@@ -16,7 +17,9 @@
  * process tree, at exit or at the deadline.
  *
  * Frames go out with raw write(2), never stdio, so nothing is buffered or
- * reordered behind the host's back.
+ * reordered behind the host's back. The program is started with clone
+ * (CLONE_VM | CLONE_VFORK), as posix_spawn does: on a VM, copying page
+ * tables for a fork is the costliest step of a short run.
  */
 #include "init/init.h"
 #include "util/frame.h"
@@ -25,11 +28,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -53,6 +58,8 @@
 #define WRITE_GRACE_MS 10000
 /* fds checked one by one when close_range is unavailable. */
 #define FD_SCAN_MAX 65536
+/* The stack the program's child runs on until it execs (execvp's own needs included). */
+#define SPAWN_STACK (256 * 1024)
 
 enum { STAGE_CHDIR = 1, STAGE_EXEC = 2 };
 
@@ -74,6 +81,7 @@ static struct {
 	int child_reaped;
 	int sfd;
 	struct stream out, err;
+	int out_p[2], err_p[2]; /* the program's stdout and stderr pipes */
 	unsigned char buf[SBX_FRAME_HDR + SBX_FRAME_MAX];
 } R;
 
@@ -129,14 +137,13 @@ static void write_all(const unsigned char *p, size_t len)
 	}
 }
 
+/* One frame in one write: the reader wakes once, and a frame is whole in the pipe. */
 static void emit(int type, const void *payload, size_t len)
 {
-	unsigned char hdr[SBX_FRAME_HDR];
-
-	sbx__frame_header(hdr, type, (uint32_t)len);
-	write_all(hdr, sizeof(hdr));
+	sbx__frame_header(R.buf, type, (uint32_t)len);
 	if (len)
-		write_all(payload, len);
+		memcpy(R.buf + SBX_FRAME_HDR, payload, len);
+	write_all(R.buf, SBX_FRAME_HDR + len);
 }
 
 /*
@@ -300,19 +307,31 @@ static void host_fd_nonblock(void)
 		(void)fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK);
 }
 
-static void __attribute__((noreturn)) child_fail(int repfd, int stage)
-{
-	struct exec_report rep = {stage, errno};
+/* What the program's child reports when it could not become the program. */
+static struct exec_report spawn_rep;
 
-	while (write(repfd, &rep, sizeof(rep)) < 0 && errno == EINTR)
-		;
-	_exit(rep.err == ENOENT ? 127 : 126);
+struct spawn_args {
+	int out_w, err_w;
+	const char *cwd;
+	char **argv;
+};
+
+static void __attribute__((noreturn)) child_fail(int stage)
+{
+	/* The child shares our memory until it execs: the report is a store. */
+	spawn_rep.err = errno;
+	spawn_rep.stage = stage;
+	_exit(spawn_rep.err == ENOENT ? 127 : 126);
 }
 
-/* In the forked child: becomes the program. Only async-signal-safe calls. */
-static void __attribute__((noreturn))
-child_exec(int out_w, int err_w, int repfd, const char *cwd, char **argv)
+/*
+ * In the child: becomes the program. It runs on its own stack in our memory
+ * (clone with CLONE_VM|CLONE_VFORK, as posix_spawn does) while we wait, so
+ * only async-signal-safe calls, and nothing that allocates.
+ */
+static int child_exec(void *arg)
 {
+	const struct spawn_args *a = arg;
 	struct sigaction dfl;
 	sigset_t none;
 	int sig, fd;
@@ -322,24 +341,53 @@ child_exec(int out_w, int err_w, int repfd, const char *cwd, char **argv)
 	dfl.sa_handler = SIG_DFL;
 	for (sig = 1; sig < NSIG; sig++)
 		(void)sigaction(sig, &dfl, NULL);
-	sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 
 	/* Its own process group, so one kill(-pgid) reaches the usual tree. */
 	(void)setpgid(0, 0);
 
-	if (dup2(out_w, STDOUT_FILENO) < 0 || dup2(err_w, STDERR_FILENO) < 0)
-		child_fail(repfd, STAGE_EXEC);
+	if (dup2(a->out_w, STDOUT_FILENO) < 0 || dup2(a->err_w, STDERR_FILENO) < 0)
+		child_fail(STAGE_EXEC);
 
 	/* Nothing but 0, 1 and 2 may reach the program. */
 	if (close_range(3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
 		for (fd = 3; fd < FD_SCAN_MAX; fd++)
 			(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 
-	if (cwd && chdir(cwd) != 0)
-		child_fail(repfd, STAGE_CHDIR);
-	execvp(argv[0], argv);
-	child_fail(repfd, STAGE_EXEC);
+	if (a->cwd && chdir(a->cwd) != 0)
+		child_fail(STAGE_CHDIR);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	execvp(a->argv[0], a->argv);
+	child_fail(STAGE_EXEC);
+}
+
+static unsigned char *spawn_stack_top;
+
+/* Maps the stack the program's child starts on. Returns 0, or -1 with errno set. */
+static int spawn_stack(void)
+{
+	void *m;
+
+	if (spawn_stack_top)
+		return 0;
+	m = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+		 -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	spawn_stack_top = (unsigned char *)m + SPAWN_STACK;
+	return 0;
+}
+
+/*
+ * Starts the program without copying our page tables (fork's cost, which
+ * dominates a short run on a VM). Returns its pid, or -1 with errno set.
+ */
+static pid_t spawn(struct spawn_args *a)
+{
+	if (spawn_stack() != 0)
+		return -1;
+	spawn_rep.stage = 0;
+	return clone(child_exec, spawn_stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
 }
 
 static void exec_fail_message(const struct exec_report *rep, const char *prog, const char *cwd)
@@ -426,16 +474,9 @@ static int make_pipe(int p[2])
 
 int sbx_init_run(int argc, char **argv)
 {
-	long long deadline_ms = -1, oom_before, oom_after;
+	long long deadline_ms = -1;
 	const char *cwd = NULL;
-	int i, timed_out = 0, out_p[2], err_p[2], rep_p[2];
-	struct exec_report rep;
-	int exec_failed = 0;
-	struct sbx_frame_exit ex;
-	unsigned char payload[SBX_FRAME_EXIT_LEN];
-	struct rusage ru;
-	sigset_t sigs;
-	char **prog;
+	int i;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
@@ -455,14 +496,24 @@ int sbx_init_run(int argc, char **argv)
 		return run_usage("--deadline-ms is required");
 	if (i >= argc || i + 1 >= argc || !*argv[i + 1])
 		return run_usage("a program is required after --");
-	prog = argv + i + 1;
+	return sbx_init_supervise(deadline_ms, cwd, argv + i + 1, 1);
+}
+
+int sbx_init_supervise(long long deadline_ms, const char *cwd, char **prog, int lockdown)
+{
+	int rc = sbx_init_supervise_prepare(lockdown);
+
+	return rc ? rc : sbx_init_supervise_start(deadline_ms, cwd, prog);
+}
+
+int sbx_init_supervise_prepare(int lockdown)
+{
+	sigset_t sigs;
 
 	if (fix_std_fds() != 0) {
 		sbx_init_msg("run: standard file descriptors are not usable");
 		return SBX_INIT_EXIT_USAGE;
 	}
-	R.deadline = mono_ms() + deadline_ms;
-	R.write_limit = R.deadline + WRITE_GRACE_MS;
 	R.child = -1;
 	R.sfd = -1;
 	R.out = (struct stream){-1, SBX_FRAME_STDOUT};
@@ -476,7 +527,7 @@ int sbx_init_run(int argc, char **argv)
 		sbx_init_msg("run: prctl: %s", strerror(errno));
 		return SBX_INIT_EXIT_USAGE;
 	}
-	if (sbx_init_lockdown() != 0)
+	if (lockdown && sbx_init_lockdown() != 0)
 		return SBX_INIT_EXIT_USAGE;
 
 	sigemptyset(&sigs);
@@ -489,26 +540,44 @@ int sbx_init_run(int argc, char **argv)
 		sbx_init_msg("run: signalfd: %s", strerror(errno));
 		return SBX_INIT_EXIT_USAGE;
 	}
-	if (make_pipe(out_p) != 0 || make_pipe(err_p) != 0 || pipe2(rep_p, O_CLOEXEC) != 0 ||
-	    fcntl(rep_p[0], F_SETFL, O_NONBLOCK) != 0) {
+	if (make_pipe(R.out_p) != 0 || make_pipe(R.err_p) != 0) {
 		sbx_init_msg("run: pipe: %s", strerror(errno));
 		return SBX_INIT_EXIT_USAGE;
 	}
 	host_fd_nonblock();
-
-	oom_before = oom_kills();
-	R.child = fork();
-	if (R.child < 0) {
-		sbx_init_msg("run: fork: %s", strerror(errno));
+	if (spawn_stack() != 0) {
+		sbx_init_msg("run: mmap: %s", strerror(errno));
 		return SBX_INIT_EXIT_USAGE;
 	}
-	if (R.child == 0)
-		child_exec(out_p[1], err_p[1], rep_p[1], cwd, prog);
-	/* Also from this side, so the group exists before the child gets to run. */
+	return 0;
+}
+
+int sbx_init_supervise_start(long long deadline_ms, const char *cwd, char **prog)
+{
+	long long oom_before, oom_after;
+	int timed_out = 0, *out_p = R.out_p, *err_p = R.err_p;
+	struct spawn_args sa;
+	struct exec_report rep;
+	int exec_failed = 0;
+	struct sbx_frame_exit ex;
+	unsigned char payload[SBX_FRAME_EXIT_LEN];
+	struct rusage ru;
+
+	R.deadline = mono_ms() + deadline_ms;
+	R.write_limit = R.deadline + WRITE_GRACE_MS;
+	oom_before = oom_kills();
+	sa = (struct spawn_args){.out_w = out_p[1], .err_w = err_p[1], .cwd = cwd, .argv = prog};
+	R.child = spawn(&sa);
+	if (R.child < 0) {
+		sbx_init_msg("run: clone: %s", strerror(errno));
+		return SBX_INIT_EXIT_USAGE;
+	}
+	/* Also from this side, so the group exists before the program gets to run. */
 	(void)setpgid(R.child, R.child);
 	close(out_p[1]);
 	close(err_p[1]);
-	close(rep_p[1]);
+	/* The child has exec'd or exited: its report, if any, is in. */
+	rep = spawn_rep;
 	R.out.fd = out_p[0];
 	R.err.fd = err_p[0];
 
@@ -557,15 +626,7 @@ int sbx_init_run(int argc, char **argv)
 	}
 	drain();
 
-	if (R.child_reaped) {
-		ssize_t n;
-
-		do
-			n = read(rep_p[0], &rep, sizeof(rep));
-		while (n < 0 && errno == EINTR);
-		exec_failed = n == (ssize_t)sizeof(rep);
-	}
-	close(rep_p[0]);
+	exec_failed = R.child_reaped && rep.stage != 0;
 
 	memset(&ex, 0, sizeof(ex));
 	if (timed_out) {

@@ -12,6 +12,10 @@
  * it from that clock; each wait is capped at one second so a clock step is
  * noticed promptly.
  *
+ * With --channel it also serves run requests from the host on its own stdin
+ * and answers on its stdout (init/chan.c, docs/protocol.md): the fast path
+ * that spares each run a `docker exec`.
+ *
  * `sbx-init run ...` (init/run.c) supervises one program per exec.
  */
 #include "init/init.h"
@@ -75,7 +79,7 @@ int sbx_init_lockdown(void)
 
 static void usage(void)
 {
-	sbx_init_msg("usage: sbx-init pid1 --deadline UNIX_SECONDS\n"
+	sbx_init_msg("usage: sbx-init pid1 --deadline UNIX_SECONDS [--channel]\n"
 		     "       sbx-init run --deadline-ms N [--cwd DIR] -- PROG [ARG...]");
 }
 
@@ -100,7 +104,7 @@ static int parse_deadline(const char *s, long long *out)
  * process of the same user on the host, so only the init's own descendants
  * are killed.
  */
-static void kill_sandbox(void)
+void sbx_init_kill_sandbox(void)
 {
 	if (getpid() == 1)
 		(void)kill(-1, SIGKILL);
@@ -127,8 +131,9 @@ int sbx_init_pid1(int argc, char **argv)
 {
 	long long deadline;
 	sigset_t all;
+	int channel = argc == 4 && strcmp(argv[3], "--channel") == 0;
 
-	if (argc != 3 || strcmp(argv[1], "--deadline") != 0) {
+	if ((argc != 3 && !channel) || strcmp(argv[1], "--deadline") != 0) {
 		usage();
 		return SBX_INIT_EXIT_USAGE;
 	}
@@ -155,6 +160,8 @@ int sbx_init_pid1(int argc, char **argv)
 		sbx_init_msg("cannot block signals: %s", strerror(errno));
 		return SBX_INIT_EXIT_USAGE;
 	}
+	if (channel)
+		return sbx_init_chan_serve(deadline);
 
 	/* Bounded by the deadline: every pass waits at most until it. */
 	for (;;) {
@@ -165,12 +172,12 @@ int sbx_init_pid1(int argc, char **argv)
 
 		if (clock_gettime(CLOCK_REALTIME, &now) != 0) {
 			sbx_init_msg("cannot read the clock: %s", strerror(errno));
-			kill_sandbox();
+			sbx_init_kill_sandbox();
 			return SBX_INIT_EXIT_USAGE;
 		}
 		if (now.tv_sec >= deadline) {
 			sbx_init_msg("sandbox deadline reached");
-			kill_sandbox();
+			sbx_init_kill_sandbox();
 			return SBX_INIT_EXIT_TIMEOUT;
 		}
 		left_ns = (deadline - now.tv_sec) * 1000000000LL - now.tv_nsec;
@@ -196,7 +203,7 @@ int sbx_init_pid1(int argc, char **argv)
 		case SIGTERM:
 		case SIGINT:
 		case SIGHUP:
-			kill_sandbox();
+			sbx_init_kill_sandbox();
 			return SBX_INIT_EXIT_TERM;
 		default:
 			break;

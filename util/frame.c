@@ -215,3 +215,231 @@ int sbx__frame_feed(struct sbx_frame_decoder *d,
 	}
 	return 0;
 }
+
+/* ===== The run channel ===== */
+
+void sbx__chan_header(unsigned char hdr[SBX_FRAME_HDR], int type, unsigned int id, uint32_t len)
+{
+	sbx__frame_header(hdr, type, len);
+	hdr[2] = (unsigned char)(id >> 8);
+	hdr[3] = (unsigned char)id;
+}
+
+void sbx__chan_hello_encode(unsigned char out[SBX_FRAME_HELLO_LEN], const struct sbx_chan_hello *h)
+{
+	put_u32(out, h->version);
+	put_u32(out + 4, h->runs_max);
+	put_u32(out + 8, h->window);
+}
+
+int sbx__chan_hello_decode(struct sbx_chan_hello *out, const unsigned char *p, size_t len)
+{
+	struct sbx_chan_hello h;
+
+	if (!p || len != SBX_FRAME_HELLO_LEN)
+		return -1;
+	h.version = get_u32(p);
+	h.runs_max = get_u32(p + 4);
+	h.window = get_u32(p + 8);
+	if (h.version < 1 || h.runs_max < 1 || h.runs_max > SBX_CHAN_ID_MAX || h.window < 1)
+		return -1;
+	if (out)
+		*out = h;
+	return 0;
+}
+
+void sbx__chan_open_encode(unsigned char out[SBX_FRAME_OPEN_LEN], const struct sbx_chan_open *o)
+{
+	put_u32(out, o->flags);
+	put_u32(out + 4, o->argc);
+	put_u32(out + 8, o->envc);
+	put_u32(out + 12, o->spec_len);
+	put_u64(out + 16, o->deadline_ms);
+}
+
+int sbx__chan_open_decode(struct sbx_chan_open *out, const unsigned char *p, size_t len)
+{
+	struct sbx_chan_open o;
+
+	if (!p || len != SBX_FRAME_OPEN_LEN)
+		return -1;
+	o.flags = get_u32(p);
+	o.argc = get_u32(p + 4);
+	o.envc = get_u32(p + 8);
+	o.spec_len = get_u32(p + 12);
+	o.deadline_ms = get_u64(p + 16);
+	/* Each string holds at least its NUL: the cwd, argc and envc of them. */
+	if (o.flags != 0 || o.argc < 1 || o.argc > SBX_CHAN_ARGC_MAX ||
+	    o.envc > SBX_CHAN_ENVC_MAX || o.spec_len < 1 + o.argc + o.envc ||
+	    o.spec_len > SBX_CHAN_SPEC_MAX || o.deadline_ms < 1 ||
+	    o.deadline_ms > SBX_CHAN_DEADLINE_MS_MAX)
+		return -1;
+	if (out)
+		*out = o;
+	return 0;
+}
+
+void sbx__chan_credit_encode(unsigned char out[SBX_FRAME_CREDIT_LEN], uint32_t n)
+{
+	put_u32(out, n);
+}
+
+uint32_t sbx__chan_credit_decode(const unsigned char *p, size_t len)
+{
+	uint32_t n;
+
+	if (!p || len != SBX_FRAME_CREDIT_LEN)
+		return 0;
+	n = get_u32(p);
+	return n >= 1 && n <= SBX_CHAN_WINDOW ? n : 0;
+}
+
+void sbx__chan_decoder_init(struct sbx_chan_decoder *d, enum sbx_chan_dir dir)
+{
+	d->have = 0;
+	d->dir = (int)dir;
+	d->error = 0;
+}
+
+/* Checks a complete channel header; returns the payload length or -1. */
+static long chan_check_header(int dir, const unsigned char *h)
+{
+	unsigned int id = (unsigned int)h[2] << 8 | h[3];
+	uint32_t len = get_u32(h + 4);
+	uint32_t min = 1, max = SBX_FRAME_MAX;
+	int want_id0 = 0;
+
+	if (h[0] != SBX_FRAME_MAGIC || len > SBX_FRAME_MAX)
+		return -1;
+	if (dir == SBX_CHAN_TO_HOST) {
+		switch (h[1]) {
+		case SBX_FRAME_STDOUT:
+		case SBX_FRAME_STDERR:
+			break;
+		case SBX_FRAME_ERROR:
+			/* A run's message, or with id 0 why the init closed the channel. */
+			max = SBX_CHAN_ERROR_MAX;
+			want_id0 = -1;
+			break;
+		case SBX_FRAME_EXIT:
+			min = max = SBX_FRAME_EXIT_LEN;
+			break;
+		case SBX_FRAME_CREDIT:
+			min = max = SBX_FRAME_CREDIT_LEN;
+			break;
+		case SBX_FRAME_HELLO:
+			min = max = SBX_FRAME_HELLO_LEN;
+			want_id0 = 1;
+			break;
+		default:
+			return -1;
+		}
+	} else if (dir == SBX_CHAN_TO_INIT) {
+		switch (h[1]) {
+		case SBX_FRAME_OPEN:
+			min = max = SBX_FRAME_OPEN_LEN;
+			break;
+		case SBX_FRAME_SPEC:
+		case SBX_FRAME_STDIN:
+			break;
+		case SBX_FRAME_STDIN_EOF:
+			min = max = 0;
+			break;
+		default:
+			return -1;
+		}
+	} else {
+		return -1;
+	}
+	if (want_id0 == 1 && id != 0)
+		return -1;
+	if (want_id0 == 0 && id == 0)
+		return -1;
+	if (len < min || len > max)
+		return -1;
+	return (long)len;
+}
+
+/* Decodes the fixed payloads so that a reader never sees an invalid one. */
+static int chan_check_payload(int type, const unsigned char *p, size_t len)
+{
+	switch (type) {
+	case SBX_FRAME_EXIT:
+		return sbx__frame_exit_decode(NULL, p, len);
+	case SBX_FRAME_CREDIT:
+		return sbx__chan_credit_decode(p, len) ? 0 : -1;
+	case SBX_FRAME_HELLO:
+		return sbx__chan_hello_decode(NULL, p, len);
+	case SBX_FRAME_OPEN:
+		return sbx__chan_open_decode(NULL, p, len);
+	default:
+		return 0;
+	}
+}
+
+static int chan_fail(struct sbx_chan_decoder *d)
+{
+	d->error = 1;
+	return -1;
+}
+
+int sbx__chan_feed(struct sbx_chan_decoder *d,
+		   const unsigned char *data,
+		   size_t len,
+		   sbx_chan_cb cb,
+		   void *arg)
+{
+	size_t off = 0;
+
+	if (d->error)
+		return -1;
+	if (len == 0)
+		return 0;
+	if (!data)
+		return chan_fail(d);
+
+	while (off < len) {
+		size_t want, n;
+		long plen;
+		int type, rc;
+		unsigned int id;
+
+		if (d->have == 0 && data[off] != SBX_FRAME_MAGIC)
+			return chan_fail(d);
+		if (d->have < SBX_FRAME_HDR) {
+			want = SBX_FRAME_HDR - d->have;
+			n = len - off < want ? len - off : want;
+			memcpy(d->buf + d->have, data + off, n);
+			d->have += n;
+			off += n;
+			if (d->have < SBX_FRAME_HDR)
+				break;
+		}
+
+		plen = chan_check_header(d->dir, d->buf);
+		if (plen < 0)
+			return chan_fail(d);
+
+		want = SBX_FRAME_HDR + (size_t)plen - d->have;
+		n = len - off < want ? len - off : want;
+		memcpy(d->buf + d->have, data + off, n);
+		d->have += n;
+		off += n;
+		if (d->have < SBX_FRAME_HDR + (size_t)plen)
+			break;
+
+		type = d->buf[1];
+		id = (unsigned int)d->buf[2] << 8 | d->buf[3];
+		if (chan_check_payload(type, d->buf + SBX_FRAME_HDR, (size_t)plen) != 0)
+			return chan_fail(d);
+		d->have = 0;
+		if (cb) {
+			rc = cb(type, id, d->buf + SBX_FRAME_HDR, (size_t)plen, arg);
+			if (rc != 0) {
+				d->error = 1;
+				return rc;
+			}
+		}
+	}
+	return 0;
+}

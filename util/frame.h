@@ -2,7 +2,8 @@
  * util/frame.h: the framed protocol that sbx-init speaks to the host.
  *
  * `sbx-init run` writes frames on its standard output; the host reads them
- * from the exec's stdout stream. Everything the init says is untrusted input
+ * from the exec's stdout stream. PID 1 speaks the same frames, both ways, on
+ * its run channel (below; docs/protocol.md). Everything the init says is untrusted input
  * to the host: the decoder is strict, bounded, and fails closed.
  *
  * A frame is an 8-byte header and a payload:
@@ -84,5 +85,104 @@ int sbx__frame_feed(struct sbx_frame_decoder *d,
 		    size_t len,
 		    sbx_frame_cb cb,
 		    void *arg);
+
+/*
+ * The run channel (docs/protocol.md): `sbx-init pid1 --channel` serves runs
+ * on its own stdin and stdout, which the host holds through the container's
+ * attach stream. The frame layout is the same, with bytes 2-3 holding a run
+ * id (big-endian, 1..65535) chosen by the host, so several runs may be in
+ * flight; id 0 is the channel itself (HELLO, and an ERROR that closes it).
+ * The single-run stream above is the special case "id 0, one run".
+ *
+ * Init to host: STDOUT, STDERR, ERROR, EXIT as above, plus CREDIT (u32:
+ * stdin bytes of that run the init consumed) and HELLO (id 0, first frame:
+ * u32 version, u32 most runs in flight, u32 stdin window).
+ * Host to init: OPEN (u32 flags = 0, u32 argc, u32 envc, u32 spec length,
+ * u64 deadline ms), then SPEC frames carrying exactly the spec (cwd, argv
+ * and env as NUL-terminated strings), with no other frame in between; then
+ * STDIN frames within the window, and one STDIN_EOF.
+ */
+enum sbx_chan_frame_type {
+	SBX_FRAME_CREDIT = 5,
+	SBX_FRAME_HELLO = 6,
+	SBX_FRAME_OPEN = 0x10,
+	SBX_FRAME_SPEC = 0x11,
+	SBX_FRAME_STDIN = 0x12,
+	SBX_FRAME_STDIN_EOF = 0x13
+};
+
+#define SBX_CHAN_VERSION 1
+#define SBX_CHAN_ID_MAX 65535u
+#define SBX_CHAN_RUNS_MAX 16u
+/* Stdin bytes of one run the host may have sent and the init not yet credited. */
+#define SBX_CHAN_WINDOW (128u * 1024u)
+#define SBX_CHAN_ARGC_MAX 4096u
+#define SBX_CHAN_ENVC_MAX 1024u
+#define SBX_CHAN_SPEC_MAX (2u << 20)
+#define SBX_CHAN_ERROR_MAX 4096u
+#define SBX_CHAN_DEADLINE_MS_MAX 31536000000ULL
+#define SBX_FRAME_CREDIT_LEN 4
+#define SBX_FRAME_HELLO_LEN 12
+#define SBX_FRAME_OPEN_LEN 24
+
+/* Which end's frames a channel decoder reads. */
+enum sbx_chan_dir {
+	SBX_CHAN_TO_HOST = 1, /* the host reading the init */
+	SBX_CHAN_TO_INIT = 2  /* the init reading the host */
+};
+
+struct sbx_chan_hello {
+	uint32_t version;
+	uint32_t runs_max;
+	uint32_t window;
+};
+
+struct sbx_chan_open {
+	uint32_t flags;
+	uint32_t argc;
+	uint32_t envc;
+	uint32_t spec_len;
+	uint64_t deadline_ms;
+};
+
+/* A header carrying run id. id <= SBX_CHAN_ID_MAX, len <= SBX_FRAME_MAX. */
+void sbx__chan_header(unsigned char hdr[SBX_FRAME_HDR], int type, unsigned int id, uint32_t len);
+void sbx__chan_hello_encode(unsigned char out[SBX_FRAME_HELLO_LEN], const struct sbx_chan_hello *h);
+/* Returns 0, or -1 unless the payload is exactly SBX_FRAME_HELLO_LEN bytes with
+ * version >= 1, 1 <= runs_max <= SBX_CHAN_ID_MAX and window >= 1. */
+int sbx__chan_hello_decode(struct sbx_chan_hello *out, const unsigned char *p, size_t len);
+void sbx__chan_open_encode(unsigned char out[SBX_FRAME_OPEN_LEN], const struct sbx_chan_open *o);
+/* Returns 0, or -1 unless flags is 0, 1 <= argc <= ARGC_MAX, envc <= ENVC_MAX,
+ * argc + envc + 1 <= spec_len <= SPEC_MAX and 1 <= deadline <= DEADLINE_MS_MAX. */
+int sbx__chan_open_decode(struct sbx_chan_open *out, const unsigned char *p, size_t len);
+void sbx__chan_credit_encode(unsigned char out[SBX_FRAME_CREDIT_LEN], uint32_t n);
+/* Returns the credited byte count (1..SBX_CHAN_WINDOW), or 0 when malformed. */
+uint32_t sbx__chan_credit_decode(const unsigned char *p, size_t len);
+
+/*
+ * Incremental channel decoder, strict and bounded like the one above: it
+ * checks magic, the type against the direction, the id (0 exactly for the
+ * channel's own frames, non-zero for a run's) and every fixed or maximum
+ * payload length, and decodes fixed payloads (EXIT, CREDIT, HELLO, OPEN)
+ * before handing the frame on. Which frames may follow which is the
+ * reader's business (it alone knows its runs). Errors are sticky.
+ */
+struct sbx_chan_decoder {
+	unsigned char buf[SBX_FRAME_HDR + SBX_FRAME_MAX];
+	size_t have;
+	int dir;
+	int error;
+};
+
+typedef int (*sbx_chan_cb)(
+	int type, unsigned int id, const unsigned char *payload, size_t len, void *arg);
+
+void sbx__chan_decoder_init(struct sbx_chan_decoder *d, enum sbx_chan_dir dir);
+/* Returns 0, -1 on a protocol error, or the non-zero value cb returned. */
+int sbx__chan_feed(struct sbx_chan_decoder *d,
+		   const unsigned char *data,
+		   size_t len,
+		   sbx_chan_cb cb,
+		   void *arg);
 
 #endif

@@ -1,0 +1,436 @@
+/*
+ * engine/attach.c: runs over the init's channel, the fast path of a docker
+ * sandbox (docs/protocol.md).
+ *
+ * At create, before the container starts, the host attaches to its stdio
+ * (the container has OpenStdin) and keeps that connection: PID 1, the
+ * project's init, reads run requests on its stdin and answers in frames on
+ * its stdout, so a run costs two writes and a few reads on a socket that is
+ * already open instead of three Engine API calls and a runtime exec. The
+ * environment, secrets included, travels only on this stream: no Engine
+ * record (exec inspect, container config, daemon log) ever holds it.
+ *
+ * The host trusts nothing it reads: engine/chan.c checks every byte, and a
+ * violation, a run past its host deadline (the run's own plus a grace) or a
+ * cancel kills the sandbox. Runs fall back to docker exec when the channel
+ * is gone, busy or broken, but only when the request cannot have reached
+ * the init, so that no run is started twice; a channel lost mid-run fails
+ * that run and sends the later ones through exec. Only the handle that
+ * created a sandbox holds its channel: a second attacher would share its
+ * stdin, so sbx_sandbox_open() handles use exec.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <sandboxio.h>
+
+#include "cgroups/cgroups-int.h"
+#include "engine/chan-int.h"
+#include "engine/docker-int.h"
+#include "util/error-int.h"
+#include "util/secmem.h"
+
+/* Reads between runs, of what the init said while idle, are bounded. */
+#define IDLE_READS 16
+/* How long create waits for the init's HELLO before settling for exec. */
+#define HELLO_WAIT_MS 5000
+
+struct sbx_chan {
+	struct sbx_hijack hj;
+	pthread_mutex_t lock; /* held by the run in flight */
+	int broken;	      /* no more runs over it */
+	unsigned int next_id;
+	uint32_t window;
+	struct sbx_chan_rx rx;
+	unsigned char stdin_frame[SBX_FRAME_HDR + SBX_FRAME_MAX];
+};
+
+static struct sbx_chan *chan_new(void)
+{
+	struct sbx_chan *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->hj.fd = -1;
+	c->next_id = 1;
+	pthread_mutex_init(&c->lock, NULL);
+	sbx__chan_rx_init(&c->rx);
+	return c;
+}
+
+void sbx__chan_free(struct sbx_chan *c)
+{
+	if (!c)
+		return;
+	if (c->hj.curl)
+		sbx__hijack_close(&c->hj);
+	else if (c->hj.fd >= 0)
+		close(c->hj.fd);
+	sbx__chan_rx_done(&c->rx);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+int sbx__chan_attach(struct docker *d, const char *id, struct sbx_chan **out)
+{
+	struct sbx_chan *c = chan_new();
+	char path[256];
+	int rc;
+
+	if (!c)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+	snprintf(path, sizeof(path), "/containers/%s/attach?stream=1&stdin=1&stdout=1&stderr=1",
+		 id);
+	rc = sbx__http_hijack(&d->http, path, "", 0, &c->hj);
+	if (rc < 0) {
+		sbx__chan_free(c);
+		return rc;
+	}
+	/* Nothing can have come before the start; whatever did is judged with the rest. */
+	if (c->hj.pre_len)
+		(void)sbx__chan_rx_feed(&c->rx, c->hj.pre, c->hj.pre_len);
+	*out = c;
+	return 0;
+}
+
+void sbx__chan_open(struct docker *d, const char *id, struct sbx_chan **out)
+{
+	*out = NULL;
+	if (sbx__chan_attach(d, id, out) < 0)
+		sbx__error_clear();
+}
+
+int sbx__chan_start(struct sbx_chan **c, uint64_t create_deadline)
+{
+	uint64_t deadline = sbx__mono_ms() + HELLO_WAIT_MS;
+	int rc;
+
+	if (!*c)
+		return 0;
+	rc = sbx__chan_ready(*c, create_deadline < deadline ? create_deadline : deadline);
+	if (rc == 0)
+		return 0;
+	sbx__chan_free(*c);
+	*c = NULL;
+	return rc < 0 ? rc : 0;
+}
+
+int sbx__chan_from_fd(int fd, struct sbx_chan **out)
+{
+	struct sbx_chan *c = chan_new();
+
+	if (!c)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+	c->hj.fd = fd;
+	*out = c;
+	return 0;
+}
+
+/* Reads once without waiting: 1 read, 0 nothing there, -1 end of stream or error. */
+static int read_some(struct sbx_chan *c, int *rx_rc)
+{
+	unsigned char buf[65536];
+	ssize_t r = recv(c->hj.fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 0;
+	if (r <= 0)
+		return -1;
+	*rx_rc = sbx__chan_rx_feed(&c->rx, buf, (size_t)r);
+	return 1;
+}
+
+int sbx__chan_ready(struct sbx_chan *c, uint64_t deadline)
+{
+	int rx_rc = c->rx.sticky;
+
+	while (!c->rx.hello && rx_rc == SBX_CHAN_RX_OK) {
+		struct pollfd pfd = {.fd = c->hj.fd, .events = POLLIN};
+		uint64_t now = sbx__mono_ms();
+		int r;
+
+		if (now >= deadline)
+			break;
+		if (poll(&pfd, 1, (int)(deadline - now)) < 0 && errno != EINTR)
+			break;
+		r = read_some(c, &rx_rc);
+		if (r < 0)
+			break;
+	}
+	if (rx_rc == SBX_CHAN_RX_VIOLATION)
+		return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_INIT,
+				      "the sandbox's init broke the run protocol at start (%s)",
+				      c->rx.why ? c->rx.why : "?");
+	if (!c->rx.hello || rx_rc != SBX_CHAN_RX_OK || c->rx.hi.version != SBX_CHAN_VERSION) {
+		c->broken = 1;
+		return SBX_CHAN_FALLBACK;
+	}
+	c->window = c->rx.hi.window < SBX_CHAN_WINDOW ? c->rx.hi.window : SBX_CHAN_WINDOW;
+	return 0;
+}
+
+/*
+ * Reads what the init said since the last run, which may only be
+ * diagnostics: returns 0, SBX_CHAN_FALLBACK when the connection is gone
+ * or the init closed the channel, or a negative rx code.
+ */
+static int read_idle(struct sbx_chan *c)
+{
+	for (int i = 0; i < IDLE_READS; i++) {
+		int rx_rc = SBX_CHAN_RX_OK, r = read_some(c, &rx_rc);
+
+		if (r < 0 || rx_rc == SBX_CHAN_RX_CLOSED)
+			return SBX_CHAN_FALLBACK;
+		if (rx_rc != SBX_CHAN_RX_OK)
+			return rx_rc;
+		if (r == 0)
+			return 0;
+	}
+	return 0;
+}
+
+/* Kills the sandbox because of how a run ended, and records it for core. */
+static void end_sandbox(struct docker *d, struct box *b, const struct sbx_run_req *req, int how)
+{
+	sbx_error saved = *sbx_error_last();
+	char msg[SBX_ERROR_MSG_MAX];
+
+	/* The kill's own error must not replace the reason. */
+	snprintf(msg, sizeof(msg), "%s", saved.message);
+	(void)sbx__docker_kill(d, b);
+	if (saved.code != SBX_OK)
+		sbx__error_set(saved.code, saved.klass, "%s", msg);
+	else
+		sbx__error_clear();
+	if (req->ended)
+		*req->ended = how;
+}
+
+enum run_end { RUN_GOING, RUN_DONE, RUN_HOST_TIMEOUT, RUN_LOST, RUN_RX };
+
+int sbx__chan_run(struct docker *d, struct box *b, const struct sbx_run_req *req, sbx_result *res)
+{
+	struct sbx_chan *c = b->chan;
+	struct sbx_chan_run run = {.req = req};
+	unsigned char *wreq = NULL, *w;
+	size_t wreq_len = 0, wreq_alloc = 0, wlen, wpos = 0;
+	const unsigned char *in = req->stdin_data;
+	size_t in_left = req->stdin_len;
+	uint64_t start = sbx__mono_ms(), deadline;
+	int rc, rx_rc = SBX_CHAN_RX_OK, eof_queued = 0, delivered = 0, have_u0;
+	enum run_end end = RUN_GOING;
+	sbx_cgroup_usage u0, u1;
+
+	if (!c || pthread_mutex_trylock(&c->lock) != 0)
+		return SBX_CHAN_FALLBACK;
+	if (c->broken || __atomic_load_n(&b->dead, __ATOMIC_SEQ_CST)) {
+		pthread_mutex_unlock(&c->lock);
+		return SBX_CHAN_FALLBACK;
+	}
+	run.id = c->next_id;
+	rc = sbx__chan_encode_request(&wreq, &wreq_len, &wreq_alloc, run.id, req);
+	if (rc != 0) {
+		pthread_mutex_unlock(&c->lock);
+		if (rc > 0)
+			return SBX_CHAN_FALLBACK;
+		return sbx__error_os(SBX_EDENIED, errno,
+				     "cannot lock memory for the run's environment "
+				     "(RLIMIT_MEMLOCK)");
+	}
+	c->next_id = c->next_id % SBX_CHAN_ID_MAX + 1;
+	rc = read_idle(c);
+	if (rc != 0) {
+		sbx__secmem_free(wreq, wreq_alloc);
+		c->broken = 1;
+		pthread_mutex_unlock(&c->lock);
+		if (rc == SBX_CHAN_FALLBACK)
+			return SBX_CHAN_FALLBACK;
+		/* The init spoke out of turn between runs. */
+		sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_INIT,
+			       "sandbox %.12s broke the run protocol (%s), so it was killed", b->id,
+			       c->rx.why ? c->rx.why : "?");
+		end_sandbox(d, b, req, SBX__ENDED_ERROR);
+		return SBX_EENGINE;
+	}
+	sbx__buf_clear(&c->rx.diag);
+	c->rx.run = &run;
+	have_u0 = b->pid > 0 && sbx__cgroup_read_usage(&u0, "/sys/fs/cgroup", "/proc", b->pid) == 0;
+	deadline = start + req->timeout_ms + SBX_RUN_GRACE_MS;
+	w = wreq;
+	wlen = wreq_len;
+
+	while (end == RUN_GOING) {
+		struct pollfd pfd = {.fd = c->hj.fd, .events = POLLIN};
+		uint64_t now;
+
+		if (wpos == wlen) {
+			if (w == wreq) {
+				/* The request is out: wipe it now rather than at the end. */
+				delivered = 1;
+				sbx__secmem_free(wreq, wreq_alloc);
+				wreq = NULL;
+			}
+			w = c->stdin_frame;
+			wlen = wpos = 0;
+			if (!run.have_exit && in_left &&
+			    run.stdin_sent - run.stdin_acked < c->window) {
+				size_t n = c->window - (size_t)(run.stdin_sent - run.stdin_acked);
+
+				if (n > in_left)
+					n = in_left;
+				if (n > SBX_FRAME_MAX)
+					n = SBX_FRAME_MAX;
+				sbx__chan_header(w, SBX_FRAME_STDIN, run.id, (uint32_t)n);
+				memcpy(w + SBX_FRAME_HDR, in, n);
+				wlen = SBX_FRAME_HDR + n;
+				in += n;
+				in_left -= n;
+				run.stdin_sent += n;
+			} else if (!eof_queued && (in_left == 0 || run.have_exit)) {
+				/* Also after EXIT, so the init can let go of the run id. */
+				sbx__chan_header(w, SBX_FRAME_STDIN_EOF, run.id, 0);
+				wlen = SBX_FRAME_HDR;
+				eof_queued = 1;
+			}
+		}
+		if (run.have_exit && eof_queued && wpos == wlen) {
+			end = RUN_DONE;
+			break;
+		}
+		now = sbx__mono_ms();
+		if (now >= deadline) {
+			end = RUN_HOST_TIMEOUT;
+			break;
+		}
+		if (wpos < wlen)
+			pfd.events |= POLLOUT;
+		if (poll(&pfd, 1, (int)(deadline - now)) < 0) {
+			if (errno == EINTR)
+				continue;
+			end = RUN_LOST;
+			break;
+		}
+		if (wpos < wlen && (pfd.revents & (POLLOUT | POLLERR | POLLHUP))) {
+			ssize_t s =
+				send(c->hj.fd, w + wpos, wlen - wpos, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+			if (s > 0)
+				wpos += (size_t)s;
+			else if (s < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+				 errno != EINTR) {
+				end = RUN_LOST;
+				break;
+			}
+		}
+		if (pfd.revents & (POLLIN | POLLHUP | POLLERR)) {
+			int r = read_some(c, &rx_rc);
+
+			if (r < 0)
+				end = RUN_LOST;
+			else if (rx_rc != SBX_CHAN_RX_OK)
+				end = RUN_RX;
+		}
+	}
+	c->rx.run = NULL;
+	if (wreq)
+		sbx__secmem_free(wreq, wreq_alloc);
+	if (w == c->stdin_frame)
+		explicit_bzero(c->stdin_frame, wlen);
+	res->duration_ms = sbx__mono_ms() - start;
+	res->path = SBX_RUN_PATH_CHANNEL;
+	rc = 0;
+
+	switch (end) {
+	case RUN_GOING:
+	case RUN_DONE:
+		break;
+	case RUN_HOST_TIMEOUT:
+		/* The init did not end the run by its deadline: end the sandbox. */
+		c->broken = 1;
+		end_sandbox(d, b, req, SBX__ENDED_TIMEOUT);
+		run.exit = (struct sbx_frame_exit){.status = SBX_FRAME_ST_TIMEOUT, .code = 124};
+		run.have_exit = 1;
+		break;
+	case RUN_LOST:
+		c->broken = 1;
+		if (__atomic_load_n(&b->dead, __ATOMIC_SEQ_CST)) {
+			/* Killed through sbx_sandbox_kill() while the run was in flight. */
+			run.exit = (struct sbx_frame_exit){
+				.status = SBX_FRAME_ST_SIGNALED, .code = 137, .signal = 9};
+			run.have_exit = 1;
+			break;
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (!delivered)
+			return SBX_CHAN_FALLBACK;
+		return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE,
+				      "the run channel to sandbox %.12s was lost during the run; "
+				      "later runs use docker exec%s%.*s",
+				      b->id, c->rx.diag.len ? ": " : "", (int)c->rx.diag.len,
+				      c->rx.diag.data ? c->rx.diag.data : "");
+	case RUN_RX:
+		c->broken = 1;
+		if (rx_rc == SBX_CHAN_RX_CANCEL) {
+			rc = sbx__error_set(
+				SBX_ECANCELED, SBX_ERRCLASS_ENGINE,
+				"run canceled by the output callback; sandbox %.12s was "
+				"killed",
+				b->id);
+			end_sandbox(d, b, req, SBX__ENDED_KILLED);
+		} else if (rx_rc == SBX_CHAN_RX_NOMEM) {
+			rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE,
+					    "out of memory for output");
+		} else if (rx_rc == SBX_CHAN_RX_CLOSED) {
+			pthread_mutex_unlock(&c->lock);
+			if (!delivered)
+				return SBX_CHAN_FALLBACK;
+			return sbx__error_set(
+				SBX_EENGINE, SBX_ERRCLASS_INIT,
+				"sandbox %.12s: the init closed the run channel during "
+				"the run (%s); later runs use docker exec",
+				b->id, c->rx.closed_why);
+		} else {
+			/* A protocol violation: the sandbox is not trusted any further. */
+			rc = sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_INIT,
+					    "sandbox %.12s broke the run protocol (%s), so it was "
+					    "killed",
+					    b->id, c->rx.why ? c->rx.why : "?");
+			end_sandbox(d, b, req, SBX__ENDED_ERROR);
+		}
+		pthread_mutex_unlock(&c->lock);
+		return rc;
+	}
+	pthread_mutex_unlock(&c->lock);
+
+	sbx__chan_fill_status(&run.exit, res);
+	/* Which caps the run ran into: the cgroup's counters are the witness. */
+	if (have_u0 && sbx__cgroup_read_usage(&u1, "/sys/fs/cgroup", "/proc", b->pid) == 0) {
+		if (u1.pids_events_max > u0.pids_events_max)
+			res->limits_hit |= SBX_HIT_PIDS;
+		if (u0.oom_kills >= 0 && u1.oom_kills > u0.oom_kills)
+			res->limits_hit |= SBX_HIT_MEMORY;
+	}
+	if (run.exit.flags & SBX_FRAME_F_OOM)
+		res->limits_hit |= SBX_HIT_MEMORY;
+	if (res->status == SBX_RUN_TIMEOUT)
+		res->limits_hit |= SBX_HIT_TIMEOUT;
+	return 0;
+}
+
+int sbx__docker_run(struct docker *d, struct box *b, const struct sbx_run_req *req, sbx_result *res)
+{
+	int rc = sbx__chan_run(d, b, req, res);
+
+	if (rc != SBX_CHAN_FALLBACK)
+		return rc;
+	rc = sbx__docker_exec(d, b, req, res);
+	if (rc == 0)
+		res->path = SBX_RUN_PATH_EXEC;
+	return rc;
+}
