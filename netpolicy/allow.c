@@ -1,0 +1,609 @@
+/*
+ * netpolicy/allow.c: egress allowlist entries, their validation, and the
+ * plan a backend enforces.
+ *
+ * Validation is strict because an allowlist is the one way out of a
+ * sandbox: a malformed prefix, host bits set, a prefix of length 0, a
+ * wildcard, a name that is not a hostname, and ranges a sandbox can never
+ * mean to reach (loopback, multicast, the sandbox links) are refused with a
+ * message naming the problem. Names are resolved here, on the host, at
+ * create time, and pinned; a name that resolves to a link-local, metadata
+ * or own address of the host is refused, since only an explicit CIDR may
+ * open those (a name's answers are not the caller's to choose).
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <sandboxio/errors.h>
+
+#include "netpolicy/allow-int.h"
+#include "util/cleanup.h"
+#include "util/error-int.h"
+
+#define HOSTS_FILE_MAX (1 << 20)
+
+static int err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Records SBX_EINVALID with the message; returns the code. */
+static int err(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_NETPOLICY, "%s", msg);
+}
+
+void sbx__addr_format(int family, const uint8_t *addr, char *dst, size_t len)
+{
+	if (!inet_ntop(family, addr, dst, (socklen_t)len))
+		snprintf(dst, len, "?");
+}
+
+/* Whether addr lies in prefix/plen (both of the same family). */
+static int in_prefix(const uint8_t *addr, const uint8_t *prefix, unsigned plen)
+{
+	unsigned full = plen / 8, rest = plen % 8;
+
+	if (memcmp(addr, prefix, full) != 0)
+		return 0;
+	if (rest) {
+		uint8_t mask = (uint8_t)(0xff << (8 - rest));
+		return (addr[full] & mask) == (prefix[full] & mask);
+	}
+	return 1;
+}
+
+struct range {
+	int family;
+	const char *text;
+	unsigned plen;
+	enum sbx_addr_class cls;
+	const char *what;
+};
+
+static const struct range ranges[] = {
+	{AF_INET, "0.0.0.0", 8, SBX_ADDR_NEVER, "'this network' (0.0.0.0/8)"},
+	{AF_INET, "127.0.0.0", 8, SBX_ADDR_NEVER, "loopback"},
+	{AF_INET, "224.0.0.0", 4, SBX_ADDR_NEVER, "multicast"},
+	{AF_INET, "240.0.0.0", 4, SBX_ADDR_NEVER, "reserved or broadcast (240.0.0.0/4)"},
+	{AF_INET, "169.254.64.0", 18, SBX_ADDR_NEVER, "reserved for sandbox links"},
+	{AF_INET, "169.254.169.254", 32, SBX_ADDR_SPECIAL, "cloud metadata"},
+	{AF_INET, "169.254.0.0", 16, SBX_ADDR_SPECIAL, "link-local"},
+	{AF_INET6, "::", 128, SBX_ADDR_NEVER, "unspecified"},
+	{AF_INET6, "::1", 128, SBX_ADDR_NEVER, "loopback"},
+	{AF_INET6, "::ffff:0:0", 96, SBX_ADDR_NEVER, "IPv4-mapped (use the IPv4 address)"},
+	{AF_INET6, "ff00::", 8, SBX_ADDR_NEVER, "multicast"},
+	{AF_INET6, "fd73:6278::", 32, SBX_ADDR_NEVER, "reserved for sandbox links"},
+	{AF_INET6, "fd00:ec2::254", 128, SBX_ADDR_SPECIAL, "cloud metadata"},
+	{AF_INET6, "fe80::", 10, SBX_ADDR_SPECIAL, "link-local"},
+};
+
+static void range_addr(const struct range *r, uint8_t *out)
+{
+	memset(out, 0, 16);
+	inet_pton(r->family, r->text, out);
+}
+
+enum sbx_addr_class sbx__addr_class(int family, const uint8_t *addr, const char **what)
+{
+	uint8_t p[16];
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(ranges); i++) {
+		if (ranges[i].family != family)
+			continue;
+		range_addr(&ranges[i], p);
+		if (in_prefix(addr, p, ranges[i].plen)) {
+			if (what)
+				*what = ranges[i].what;
+			return ranges[i].cls;
+		}
+	}
+	if (what)
+		*what = "routable";
+	return SBX_ADDR_ROUTABLE;
+}
+
+/* Whether prefix/plen lies entirely inside a range of class cls. */
+static const struct range *
+prefix_inside(int family, const uint8_t *a, unsigned plen, enum sbx_addr_class cls)
+{
+	uint8_t p[16];
+
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(ranges); i++) {
+		if (ranges[i].family != family || ranges[i].cls != cls || plen < ranges[i].plen)
+			continue;
+		range_addr(&ranges[i], p);
+		if (in_prefix(a, p, ranges[i].plen))
+			return &ranges[i];
+	}
+	return NULL;
+}
+
+static int parse_plen(const char *s, unsigned max, unsigned *out)
+{
+	unsigned v = 0;
+
+	if (!*s || strlen(s) > 3)
+		return -1;
+	for (; *s; s++) {
+		if (!isdigit((unsigned char)*s))
+			return -1;
+		v = v * 10 + (unsigned)(*s - '0');
+	}
+	if (v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int sbx__allow_parse_cidr(struct sbx_allow *out, const char *cidr, uint16_t port)
+{
+	char buf[64], canon[80], addrtxt[INET6_ADDRSTRLEN];
+	uint8_t a[16] = {0};
+	unsigned plen, max;
+	const struct range *r;
+	char *slash, *name;
+	int family;
+
+	if (!out || !cidr)
+		return err("allow_cidr: NULL argument");
+	if (!*cidr)
+		return err("allow_cidr: empty: name a prefix such as 198.51.100.0/24");
+	if (strlen(cidr) >= sizeof(buf))
+		return err("allow_cidr '%.48s...': too long for an address/prefix", cidr);
+	if (strchr(cidr, '*'))
+		return err("allow_cidr '%s': wildcards are not supported; give a prefix such "
+			   "as 198.51.100.0/24",
+			   cidr);
+	snprintf(buf, sizeof(buf), "%s", cidr);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash++ = '\0';
+	if (inet_pton(AF_INET, buf, a) == 1) {
+		family = AF_INET;
+		max = 32;
+	} else if (inet_pton(AF_INET6, buf, a) == 1) {
+		family = AF_INET6;
+		max = 128;
+	} else {
+		return err("allow_cidr '%s': '%s' is not an IPv4 or IPv6 address", cidr, buf);
+	}
+	plen = max;
+	if (slash && parse_plen(slash, max, &plen) < 0)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_NETPOLICY,
+				      "allow_cidr '%s': prefix length '%s' is not a number in "
+				      "0..%u",
+				      cidr, slash, max);
+	if (plen == 0)
+		return err("allow_cidr '%s': a prefix of length 0 would allow every address; "
+			   "name the prefixes to allow",
+			   cidr);
+	for (unsigned bit = plen; bit < max; bit++)
+		if (a[bit / 8] & (0x80 >> (bit % 8))) {
+			uint8_t m[16];
+			memcpy(m, a, 16);
+			for (unsigned b2 = plen; b2 < max; b2++)
+				m[b2 / 8] &= (uint8_t) ~(0x80 >> (b2 % 8));
+			sbx__addr_format(family, m, addrtxt, sizeof(addrtxt));
+			return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_NETPOLICY,
+					      "allow_cidr '%s': host bits are set beyond /%u "
+					      "(did you mean %s/%u?)",
+					      cidr, plen, addrtxt, plen);
+		}
+	r = prefix_inside(family, a, plen, SBX_ADDR_NEVER);
+	if (r)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_NETPOLICY,
+				      "allow_cidr '%s': %s addresses cannot be reached from a "
+				      "sandbox",
+				      cidr, r->what);
+	sbx__addr_format(family, a, addrtxt, sizeof(addrtxt));
+	snprintf(canon, sizeof(canon), "%s/%u", addrtxt, plen);
+	name = strdup(canon);
+	if (!name)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
+	*out = (struct sbx_allow){.kind = SBX_ALLOW_CIDR,
+				  .name = name,
+				  .family = family,
+				  .plen = (uint8_t)plen,
+				  .port = port};
+	memcpy(out->addr, a, 16);
+	return 0;
+}
+
+int sbx__allow_parse_host(struct sbx_allow *out, const char *name, uint16_t port)
+{
+	char buf[256];
+	uint8_t a[16];
+	size_t n, label = 0;
+	int letter_in_last = 0;
+	char *dup;
+
+	if (!out || !name)
+		return err("allow_host: NULL argument");
+	n = strlen(name);
+	if (n == 0)
+		return err("allow_host: empty: name a host such as api.example.com");
+	if (strchr(name, '*'))
+		return err("allow_host '%.253s': wildcards are not supported; list each name",
+			   name);
+	if (inet_pton(AF_INET, name, a) == 1 || inet_pton(AF_INET6, name, a) == 1 ||
+	    strchr(name, '/'))
+		return err("allow_host '%.253s': is an address; use allow_cidr for addresses",
+			   name);
+	if (name[n - 1] == '.')
+		n--; /* one trailing dot: the absolute form of the same name */
+	if (n == 0 || n > 253)
+		return err("allow_host '%.253s': a host name is 1 to 253 characters", name);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c == '.') {
+			if (label == 0 || name[i - 1] == '-')
+				return err("allow_host '%.253s': empty label, or a label "
+					   "ending in '-'",
+					   name);
+			buf[i] = '.';
+			label = 0;
+			letter_in_last = 0;
+			continue;
+		}
+		if (!isalnum(c) && c != '-')
+			return sbx__error_set(
+				SBX_EINVALID, SBX_ERRCLASS_NETPOLICY,
+				"allow_host '%.253s': character 0x%02x is not allowed "
+				"in a host name (letters, digits, '-' and '.')",
+				name, c);
+		if (c == '-' && label == 0)
+			return err("allow_host '%.253s': a label may not start with '-'", name);
+		if (isalpha(c))
+			letter_in_last = 1;
+		buf[i] = (char)tolower(c);
+		if (++label > 63)
+			return err("allow_host '%.253s': a label is at most 63 characters", name);
+	}
+	if (label == 0 || name[n - 1] == '-')
+		return err("allow_host '%.253s': empty last label, or ending in '-'", name);
+	if (!letter_in_last)
+		return err("allow_host '%.253s': the last label must not be all digits", name);
+	buf[n] = '\0';
+	if (strcmp(buf, "localhost") == 0 || (n > 10 && strcmp(buf + n - 10, ".localhost") == 0))
+		return err("allow_host '%.253s': names the sandbox's own loopback", name);
+	dup = strdup(buf);
+	if (!dup)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
+	*out = (struct sbx_allow){.kind = SBX_ALLOW_HOST, .name = dup, .port = port};
+	return 0;
+}
+
+static int parse_port(const char *spec, const char *p, uint16_t *out)
+{
+	unsigned long v = 0;
+
+	if (!*p || strlen(p) > 5)
+		goto bad;
+	for (const char *c = p; *c; c++) {
+		if (!isdigit((unsigned char)*c))
+			goto bad;
+		v = v * 10 + (unsigned long)(*c - '0');
+	}
+	if (v == 0)
+		return err("'%s': port 0: leave the port out to allow every port", spec);
+	if (v > 65535)
+		goto bad;
+	*out = (uint16_t)v;
+	return 0;
+bad:
+	return err("'%s': port '%s' is not a number in 1..65535", spec, p);
+}
+
+int sbx__allow_parse_cidr_spec(struct sbx_allow *out, const char *spec)
+{
+	char buf[96], *port = NULL, *colon;
+	uint16_t pv = 0;
+	int rc;
+
+	if (!out || !spec)
+		return err("allow_cidr: NULL argument");
+	if (strlen(spec) >= sizeof(buf))
+		return err("'%.48s...': too long for CIDR[:PORT]", spec);
+	snprintf(buf, sizeof(buf), "%s", spec);
+	if (buf[0] == '[') {
+		char *close = strchr(buf, ']');
+		if (!close || (close[1] && close[1] != ':'))
+			return err("'%s': expected [IPV6[/LEN]] or [IPV6[/LEN]]:PORT", spec);
+		if (close[1] == ':')
+			port = close + 2;
+		*close = '\0';
+		memmove(buf, buf + 1, strlen(buf));
+	} else if ((colon = strchr(buf, '/'))) {
+		/* ADDR/LEN or ADDR/LEN:PORT: the length has no colon. */
+		port = strchr(colon, ':');
+		if (port)
+			*port++ = '\0';
+	} else if ((colon = strchr(buf, ':')) && !strchr(colon + 1, ':')) {
+		/* One colon: IPv4 ADDR:PORT (an IPv6 address has at least two). */
+		*colon = '\0';
+		port = colon + 1;
+	}
+	if (port && (rc = parse_port(spec, port, &pv)) < 0)
+		return rc;
+	return sbx__allow_parse_cidr(out, buf, pv);
+}
+
+int sbx__allow_parse_host_spec(struct sbx_allow *out, const char *spec)
+{
+	char buf[300], *colon;
+	uint16_t pv = 0;
+	int rc;
+
+	if (!out || !spec)
+		return err("allow_host: NULL argument");
+	if (strlen(spec) >= sizeof(buf))
+		return err("'%.48s...': too long for NAME[:PORT]", spec);
+	snprintf(buf, sizeof(buf), "%s", spec);
+	colon = strchr(buf, ':');
+	if (colon && strchr(colon + 1, ':'))
+		return err("allow_host '%s': is an address; use allow_cidr for addresses", spec);
+	if (colon) {
+		*colon = '\0';
+		if ((rc = parse_port(spec, colon + 1, &pv)) < 0)
+			return rc;
+	}
+	return sbx__allow_parse_host(out, buf, pv);
+}
+
+void sbx__allow_clear(struct sbx_allow *a)
+{
+	if (!a)
+		return;
+	free(a->name);
+	memset(a, 0, sizeof(*a));
+}
+
+int sbx__allow_same(const struct sbx_allow *a, const struct sbx_allow *b)
+{
+	return a->kind == b->kind && a->port == b->port && strcmp(a->name, b->name) == 0;
+}
+
+/* ===== The plan ===== */
+
+void sbx__netpolicy_plan_clear(struct sbx_np_plan *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->pins_n; i++)
+		free(p->pins[i]);
+	free(p->pins);
+	free(p->rules);
+	memset(p, 0, sizeof(*p));
+}
+
+static int add_rule(struct sbx_np_plan *p, const struct sbx_np_rule *r)
+{
+	struct sbx_np_rule *g = realloc(p->rules, (p->n + 1) * sizeof(*g));
+
+	if (!g)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
+	p->rules = g;
+	p->rules[p->n++] = *r;
+	if (r->family == AF_INET)
+		p->has_v4 = 1;
+	else
+		p->has_v6 = 1;
+	return 0;
+}
+
+static int add_pin(struct sbx_np_plan *p, const char *name, const char *addr)
+{
+	char **g;
+	char *pin = NULL;
+
+	for (size_t i = 0; i < p->pins_n; i++) {
+		size_t nl = strlen(name);
+		if (strncmp(p->pins[i], name, nl) == 0 && p->pins[i][nl] == ':' &&
+		    strcmp(p->pins[i] + nl + 1, addr) == 0)
+			return 0;
+	}
+	g = realloc(p->pins, (p->pins_n + 1) * sizeof(*g));
+	if (!g || asprintf(&pin, "%s:%s", name, addr) < 0) {
+		if (g)
+			p->pins = g;
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
+	}
+	p->pins = g;
+	p->pins[p->pins_n++] = pin;
+	return 0;
+}
+
+struct found {
+	int family;
+	uint8_t addr[16];
+};
+
+/* Looks name up in a hosts(5) file: "ADDRESS NAME [ALIAS...]", '#' comments. */
+static int lookup_file(const char *file, const char *name, struct found *out, size_t *n)
+{
+	_sbx_cleanup_free_ char *line = NULL;
+	size_t cap = 0, total = 0;
+	ssize_t len;
+	FILE *f = fopen(file, "re");
+
+	if (!f)
+		return sbx__error_os(SBX_ENOTFOUND, errno, "hosts file %.200s", file);
+	*n = 0;
+	while ((len = getline(&line, &cap, f)) > 0 && *n < SBX_ALLOW_ADDRS_MAX) {
+		char *save = NULL, *tok, *hash = strchr(line, '#');
+		uint8_t a[16] = {0};
+		int fam;
+
+		total += (size_t)len;
+		if (total > HOSTS_FILE_MAX)
+			break;
+		if (hash)
+			*hash = '\0';
+		tok = strtok_r(line, " \t\r\n", &save);
+		if (!tok)
+			continue;
+		if (inet_pton(AF_INET, tok, a) == 1)
+			fam = AF_INET;
+		else if (inet_pton(AF_INET6, tok, a) == 1)
+			fam = AF_INET6;
+		else
+			continue;
+		while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
+			size_t tl = strlen(tok);
+			if (tl && tok[tl - 1] == '.')
+				tok[--tl] = '\0';
+			if (strcasecmp(tok, name) == 0) {
+				out[*n].family = fam;
+				memcpy(out[*n].addr, a, 16);
+				(*n)++;
+				break;
+			}
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static int lookup_system(const char *name, struct found *out, size_t *n)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+	int rc = getaddrinfo(name, NULL, &hints, &res);
+
+	*n = 0;
+	if (rc == EAI_NONAME || rc == EAI_NODATA)
+		return 0;
+	if (rc != 0)
+		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_NETPOLICY,
+				      "resolve %.253s on the host: %s", name, gai_strerror(rc));
+	for (struct addrinfo *ai = res; ai && *n < SBX_ALLOW_ADDRS_MAX; ai = ai->ai_next) {
+		memset(out[*n].addr, 0, 16);
+		if (ai->ai_family == AF_INET)
+			memcpy(out[*n].addr, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, 4);
+		else if (ai->ai_family == AF_INET6)
+			memcpy(out[*n].addr, &((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr, 16);
+		else
+			continue;
+		out[*n].family = ai->ai_family;
+		(*n)++;
+	}
+	freeaddrinfo(res);
+	return 0;
+}
+
+static int is_host_addr(const struct found *f, const struct sbx_host_addr *h, size_t hn)
+{
+	for (size_t i = 0; i < hn; i++)
+		if (h[i].family == f->family &&
+		    memcmp(h[i].addr, f->addr, f->family == AF_INET ? 4 : 16) == 0)
+			return 1;
+	return 0;
+}
+
+static int plan_host(struct sbx_np_plan *p,
+		     const struct sbx_allow *a,
+		     const char *hosts_file,
+		     int v6_ok,
+		     const struct sbx_host_addr *host_addrs,
+		     size_t host_n)
+{
+	struct found f[SBX_ALLOW_ADDRS_MAX];
+	size_t n = 0, kept = 0;
+	char txt[INET6_ADDRSTRLEN];
+	int rc;
+
+	rc = hosts_file ? lookup_file(hosts_file, a->name, f, &n) : lookup_system(a->name, f, &n);
+	if (rc < 0)
+		return rc;
+	if (n == 0)
+		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_NETPOLICY,
+				      "allow_host %s: the name has no address%s%s", a->name,
+				      hosts_file ? " in the hosts file " : " on this host",
+				      hosts_file ? hosts_file : "");
+	for (size_t i = 0; i < n; i++) {
+		const char *what = NULL;
+		enum sbx_addr_class cls = sbx__addr_class(f[i].family, f[i].addr, &what);
+
+		sbx__addr_format(f[i].family, f[i].addr, txt, sizeof(txt));
+		if (cls != SBX_ADDR_ROUTABLE || is_host_addr(&f[i], host_addrs, host_n))
+			return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_NETPOLICY,
+					      "allow_host %s resolves to %s (%s), which no host "
+					      "name may open; only allow_cidr naming it can",
+					      a->name, txt,
+					      cls == SBX_ADDR_ROUTABLE ? "this host's own address"
+								       : what);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sbx_np_rule r = {.family = f[i].family,
+					.plen = f[i].family == AF_INET ? 32 : 128,
+					.port = a->port};
+
+		if (f[i].family == AF_INET6 && !v6_ok)
+			continue; /* left out and not pinned: the sandbox only knows IPv4 */
+		memcpy(r.addr, f[i].addr, 16);
+		sbx__addr_format(f[i].family, f[i].addr, txt, sizeof(txt));
+		if ((rc = add_rule(p, &r)) < 0 || (rc = add_pin(p, a->name, txt)) < 0)
+			return rc;
+		kept++;
+	}
+	if (!kept)
+		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_NETPOLICY,
+				      "allow_host %s has only IPv6 addresses, and IPv6 forwarding "
+				      "is off on this host (net.ipv6.conf.all.forwarding), so IPv6 "
+				      "egress cannot be enforced",
+				      a->name);
+	return 0;
+}
+
+int sbx__netpolicy_plan(struct sbx_np_plan *out,
+			const struct sbx_allow *allow,
+			size_t n,
+			const char *hosts_file,
+			int v6_ok,
+			const struct sbx_host_addr *host_addrs,
+			size_t host_n)
+{
+	struct sbx_np_plan p = {0};
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const struct sbx_allow *a = &allow[i];
+
+		if (a->kind == SBX_ALLOW_HOST) {
+			rc = plan_host(&p, a, hosts_file, v6_ok, host_addrs, host_n);
+		} else if (a->family == AF_INET6 && !v6_ok) {
+			rc = sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_NETPOLICY,
+					    "allow_cidr %s: IPv6 forwarding is off on this host "
+					    "(net.ipv6.conf.all.forwarding), so IPv6 egress cannot "
+					    "be enforced",
+					    a->name);
+		} else {
+			struct sbx_np_rule r = {
+				.family = a->family, .plen = a->plen, .port = a->port};
+			unsigned full = a->family == AF_INET ? 32 : 128;
+
+			memcpy(r.addr, a->addr, 16);
+			r.explicit_cidr =
+				a->plen == full || prefix_inside(a->family, a->addr, a->plen,
+								 SBX_ADDR_SPECIAL) != NULL;
+			rc = add_rule(&p, &r);
+		}
+	}
+	if (rc < 0) {
+		sbx__netpolicy_plan_clear(&p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}

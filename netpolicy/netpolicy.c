@@ -1,0 +1,307 @@
+/*
+ * netpolicy/netpolicy.c: an allowlist enforced on the host for a sandbox in
+ * its own network namespace: the checks that decide whether it can be, and
+ * the order in which its pieces are made and removed.
+ *
+ * Order matters for failing closed. The table (and the DOCKER-USER accepts)
+ * go in first, so that by the time the sandbox has a link, every packet it
+ * can send is already filtered; the link comes last. Removal goes the other
+ * way: the link first, so nothing flows while the rules go. A sandbox that
+ * ends by itself (its deadline) takes its link with its namespace; what it
+ * leaves (its table, its DOCKER-USER rules) matches a link that no longer
+ * exists and is removed by the next sweep.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <dirent.h>
+
+#include <sandboxio/errors.h>
+
+#include "netpolicy/netpolicy-int.h"
+#include "util/cleanup.h"
+#include "util/error-int.h"
+
+#define CAP_NET_ADMIN_BIT 12
+#define CAP_SYS_ADMIN_BIT 21
+
+int sbx__netpolicy_name(char dst[SBX_NP_NAME_MAX], const char *session)
+{
+	if (!session || strncmp(session, "sbx-", 4) != 0 || strlen(session) != 16)
+		return -1;
+	snprintf(dst, SBX_NP_NAME_MAX, "sbx%s", session + 4);
+	return sbx__netpolicy_is_name(dst) ? 0 : -1;
+}
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int sysctl_is_1(const char *path)
+{
+	char b[16];
+
+	return read_small(path, b, sizeof(b)) == 0 && b[0] == '1';
+}
+
+static int have_caps(void)
+{
+	char buf[4096], *p;
+	unsigned long long eff;
+
+	if (read_small("/proc/self/status", buf, sizeof(buf)) < 0)
+		return 0;
+	p = strstr(buf, "\nCapEff:");
+	if (!p || sscanf(p + 8, "%llx", &eff) != 1)
+		return 0;
+	return (eff >> CAP_NET_ADMIN_BIT & 1) && (eff >> CAP_SYS_ADMIN_BIT & 1);
+}
+
+static int legacy_filter_loaded(void)
+{
+	char b[256];
+
+	if (read_small("/proc/net/ip_tables_names", b, sizeof(b)) < 0)
+		return 0;
+	for (char *save = NULL, *t = strtok_r(b, "\n", &save); t; t = strtok_r(NULL, "\n", &save))
+		if (strcmp(t, "filter") == 0)
+			return 1;
+	return 0;
+}
+
+int sbx__netpolicy_check(const struct sbx_allow *a, size_t n, int *v6_ok)
+{
+	char *listing = NULL;
+	int rc;
+
+	*v6_ok = sysctl_is_1("/proc/sys/net/ipv6/conf/all/forwarding");
+	if (!have_caps())
+		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_NETPOLICY,
+				      "an egress allowlist needs CAP_NET_ADMIN and CAP_SYS_ADMIN "
+				      "on the host (run as root) to give the sandbox its own "
+				      "filtered link; without them it cannot be enforced");
+	if (!sysctl_is_1("/proc/sys/net/ipv4/ip_forward"))
+		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_NETPOLICY,
+				      "an egress allowlist needs IPv4 forwarding on the host "
+				      "(net.ipv4.ip_forward=1), and it is off");
+	for (size_t i = 0; i < n; i++)
+		if (a[i].kind == SBX_ALLOW_CIDR && a[i].family == AF_INET6 && !*v6_ok)
+			return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_NETPOLICY,
+					      "allow_cidr %s: IPv6 forwarding is off on this host "
+					      "(net.ipv6.conf.all.forwarding=0), so IPv6 egress "
+					      "cannot be enforced",
+					      a[i].name);
+	if (legacy_filter_loaded())
+		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_NETPOLICY,
+				      "an iptables-legacy filter table is loaded on this host; "
+				      "its FORWARD chain may drop what the sandbox's nftables "
+				      "rules allow, and nftables cannot open it");
+	rc = sbx__nft_run("list tables", &listing);
+	free(listing);
+	if (rc < 0)
+		return sbx__error_wrap("nftables is not usable");
+	return 0;
+}
+
+int sbx__netpolicy_host_addrs(struct sbx_host_addr **out, size_t *n)
+{
+	struct ifaddrs *ifa = NULL;
+	struct sbx_host_addr *v = NULL;
+	size_t k = 0, cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (getifaddrs(&ifa) < 0)
+		return sbx__error_os(SBX_ERROR, errno, "list this host's addresses");
+	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
+		int fam = i->ifa_addr ? i->ifa_addr->sa_family : 0;
+
+		if (fam != AF_INET && fam != AF_INET6)
+			continue;
+		if (k == cap) {
+			struct sbx_host_addr *g =
+				realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*g));
+			if (!g) {
+				free(v);
+				freeifaddrs(ifa);
+				return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY,
+						      "out of memory");
+			}
+			v = g;
+		}
+		memset(&v[k], 0, sizeof(v[k]));
+		v[k].family = fam;
+		if (fam == AF_INET)
+			memcpy(v[k].addr, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
+		else
+			memcpy(v[k].addr, &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 16);
+		k++;
+	}
+	freeifaddrs(ifa);
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+/* Removes the table and the DOCKER-USER rules of name; gone counts as removed. */
+static int remove_rules(const char *name)
+{
+	_sbx_cleanup_free_ long *handles = NULL;
+	char **tables = NULL, cmd[128];
+	size_t nt = 0, nh = 0;
+	int rc, first = 0, has = 0;
+
+	rc = sbx__nft_docker_user_rules(name, &handles, NULL, &nh);
+	for (size_t i = 0; rc == 0 && i < nh; i++) {
+		snprintf(cmd, sizeof(cmd), "delete rule ip filter DOCKER-USER handle %ld",
+			 handles[i]);
+		rc = sbx__nft_run(cmd, NULL);
+	}
+	first = rc;
+	rc = sbx__nft_tables(&tables, &nt);
+	for (size_t i = 0; i < nt; i++) {
+		if (strcmp(tables[i], name) == 0)
+			has = 1;
+		free(tables[i]);
+	}
+	free(tables);
+	if (rc == 0 && has) {
+		snprintf(cmd, sizeof(cmd), "delete table inet %s", name);
+		rc = sbx__nft_run(cmd, NULL);
+	}
+	return first < 0 ? first : rc;
+}
+
+int sbx__netpolicy_attach(const char *session, pid_t pid, const struct sbx_np_plan *plan)
+{
+	_sbx_cleanup_free_ char *rules = NULL;
+	char name[SBX_NP_NAME_MAX];
+	uint8_t a4[4] = {0}, a6[16] = {0};
+	int rc, forward_drop = 0, docker_user;
+
+	if (sbx__netpolicy_name(name, session) < 0)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_NETPOLICY,
+				      "'%.32s' is not a sandbox session", session);
+	docker_user = sbx__nft_docker_state(&forward_drop);
+	if (forward_drop && !docker_user)
+		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_NETPOLICY,
+				      "the host's ip filter FORWARD chain drops by default and "
+				      "has no DOCKER-USER chain to open for the sandbox");
+	/*
+	 * The table needs the sandbox's address, and the address is claimed
+	 * with the link. So: a closed table first (everything from the link
+	 * refused), then the link, then the real rules replace the closed ones
+	 * in one transaction.
+	 */
+	{
+		struct sbx_np_plan none = {0};
+		rc = sbx__netpolicy_ruleset(&rules, name, a4, a6, &none, 1, 0);
+		if (rc == 0)
+			rc = sbx__nft_run(rules, NULL);
+		free(SBX_STEAL(&rules));
+		if (rc < 0)
+			return rc;
+	}
+	rc = sbx__nl_attach(name, pid, plan, a4, a6);
+	if (rc == 0)
+		rc = sbx__netpolicy_ruleset(&rules, name, a4, a6, plan, 1, docker_user);
+	if (rc == 0) {
+		/* Replace the closed table atomically: delete and re-add in one batch. */
+		_sbx_cleanup_free_ char *batch = NULL;
+		if (asprintf(&batch, "delete table inet %s\n%s", name, rules) < 0)
+			rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
+		else
+			rc = sbx__nft_run(batch, NULL);
+	}
+	if (rc < 0) {
+		sbx_error saved = *sbx_error_last();
+		char msg[SBX_ERROR_MSG_MAX];
+
+		snprintf(msg, sizeof(msg), "%s", saved.message);
+		sbx__netpolicy_detach(session);
+		return sbx__error_set(rc, saved.klass, "%s", msg);
+	}
+	return 0;
+}
+
+int sbx__netpolicy_detach(const char *session)
+{
+	char name[SBX_NP_NAME_MAX];
+	int rc, rc2;
+
+	if (sbx__netpolicy_name(name, session) < 0)
+		return 0; /* not a session of ours: nothing was made for it */
+	rc = sbx__nl_remove(name);
+	rc2 = remove_rules(name);
+	return rc < 0 ? rc : rc2;
+}
+
+static int session_of(const char *name, char *dst, size_t len)
+{
+	return snprintf(dst, len, "sbx-%s", name + 3) < (int)len ? 0 : -1;
+}
+
+int sbx__netpolicy_sweep(sbx_np_alive_cb alive, void *payload)
+{
+	char **tables = NULL, **tagged = NULL, session[32];
+	_sbx_cleanup_free_ long *handles = NULL;
+	size_t nt = 0, nh = 0;
+	int cleaned = 0, rc;
+	DIR *dir;
+	struct dirent *de;
+
+	if (!have_caps())
+		return 0;
+	/* Links whose sandbox is gone (only a crash between steps leaves one). */
+	dir = opendir("/sys/class/net");
+	while (dir && (de = readdir(dir))) {
+		if (!sbx__netpolicy_is_name(de->d_name) ||
+		    session_of(de->d_name, session, sizeof(session)) < 0)
+			continue;
+		if (alive(session, payload) == 0 && sbx__nl_remove(de->d_name) == 0)
+			cleaned++;
+	}
+	if (dir)
+		closedir(dir);
+	/* Tables and DOCKER-USER rules whose link and sandbox are both gone. */
+	rc = sbx__nft_tables(&tables, &nt);
+	if (rc == 0)
+		rc = sbx__nft_docker_user_rules(NULL, &handles, &tagged, &nh);
+	for (size_t i = 0; rc == 0 && i < nt + nh; i++) {
+		const char *name = i < nt ? tables[i] : tagged[i - nt];
+
+		if (sbx__nl_exists(name) || session_of(name, session, sizeof(session)) < 0 ||
+		    alive(session, payload) != 0)
+			continue;
+		if (remove_rules(name) == 0)
+			cleaned++;
+		else
+			sbx__error_clear();
+	}
+	for (size_t i = 0; i < nt; i++)
+		free(tables[i]);
+	for (size_t i = 0; i < nh; i++)
+		free(tagged[i]);
+	free(tables);
+	free(tagged);
+	return rc < 0 ? rc : cleaned;
+}
