@@ -4,22 +4,28 @@
  *
  * A small mutex-protected table: the number of live secrets is small, and
  * records are short, so a plain search per value is cheap and obviously
- * right.
+ * right. Each value is held with its encoded forms (util/redact-forms.c) in
+ * one locked, undumpable mapping of its own (util/secmem.c). The streaming
+ * redactor for run output (util/redact-stream.c) marks through the same
+ * table with sbx__redact_mark().
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "util/redact-int.h"
+#include "util/secmem.h"
 
 #define MAX_VALUES 256
 
 struct value {
 	int id;
-	size_t len;
-	unsigned char *bytes; /* mlock'ed, excluded from core dumps */
+	unsigned char *mem; /* the forms, back to back: locked, not dumped */
+	size_t mem_len;
+	size_t nforms; /* form[0] is the value itself */
+	struct sbx_redact_form form[SBX_REDACT_MAX_FORMS];
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -29,26 +35,30 @@ static int count;
 
 int sbx__redact_register(const void *value, size_t len)
 {
+	struct value v = {0};
 	int id = -1;
 
-	if (!value || len == 0)
+	if (!value || len == 0 || len > SBX_REDACT_VALUE_MAX)
 		return -1;
+	v.mem_len = sbx__redact_forms_size(len);
+	v.mem = sbx__secmem_alloc(v.mem_len);
+	if (!v.mem)
+		return -1;
+	v.nforms = sbx__redact_forms(v.mem, value, len, v.form, SBX_REDACT_MAX_FORMS);
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < MAX_VALUES; i++) {
 		if (values[i].id)
 			continue;
-		values[i].bytes = malloc(len);
-		if (!values[i].bytes)
-			break;
-		mlock(values[i].bytes, len);
-		madvise(values[i].bytes, len, MADV_DONTDUMP);
-		memcpy(values[i].bytes, value, len);
-		values[i].len = len;
-		values[i].id = id = next_id++;
+		v.id = id = next_id++;
+		values[i] = v;
 		count++;
 		break;
 	}
 	pthread_mutex_unlock(&lock);
+	if (id < 0) {
+		sbx__secmem_free(v.mem, v.mem_len);
+		errno = ENOSPC; /* the table is full */
+	}
 	return id;
 }
 
@@ -60,9 +70,7 @@ void sbx__redact_unregister(int id)
 	for (int i = 0; i < MAX_VALUES; i++) {
 		if (values[i].id != id)
 			continue;
-		explicit_bzero(values[i].bytes, values[i].len);
-		munlock(values[i].bytes, values[i].len);
-		free(values[i].bytes);
+		sbx__secmem_free(values[i].mem, values[i].mem_len);
 		values[i] = (struct value){0};
 		count--;
 		break;
@@ -82,22 +90,53 @@ int sbx__redact_count(void)
 
 /*
  * Marks every byte of s that belongs to an occurrence of v, overlapping
- * occurrences included, and a prefix of v (at least SBX_REDACT_TAIL_MIN
- * bytes) that ends the string: a value cut off by truncation is still a
- * value.
+ * occurrences included, and with tail, a prefix of v (at least
+ * SBX_REDACT_TAIL_MIN bytes) that ends the string: a value cut off by
+ * truncation is still a value.
  */
-#define SBX_REDACT_TAIL_MIN 4
-
-static void mark(const char *s, size_t n, unsigned char *m, const unsigned char *v, size_t vlen)
+static void mark(const unsigned char *s,
+		 size_t n,
+		 unsigned char *m,
+		 const unsigned char *v,
+		 size_t vlen,
+		 int tail)
 {
-	for (size_t i = 0; i + vlen <= n; i++)
-		if (memcmp(s + i, v, vlen) == 0)
-			memset(m + i, 1, vlen);
+	const unsigned char *p = s, *q;
+	size_t left = n;
+
+	while (left >= vlen && (q = memmem(p, left, v, vlen))) {
+		memset(m + (q - s), 1, vlen);
+		left -= (size_t)(q - p) + 1;
+		p = q + 1;
+	}
+	if (!tail)
+		return;
 	for (size_t k = vlen - 1; k >= SBX_REDACT_TAIL_MIN && k > 0; k--)
 		if (k <= n && memcmp(s + n - k, v, k) == 0) {
 			memset(m + n - k, 1, k);
 			break;
 		}
+}
+
+size_t sbx__redact_mark(const void *s, size_t n, unsigned char *m, int tail)
+{
+	size_t longest = 0;
+
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < MAX_VALUES; i++) {
+		if (!values[i].id)
+			continue;
+		for (size_t f = 0; f < values[i].nforms; f++) {
+			const struct sbx_redact_form *fm = &values[i].form[f];
+
+			if (n)
+				mark(s, n, m, values[i].mem + fm->off, fm->len, tail);
+			if (fm->len > longest)
+				longest = fm->len;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return longest;
 }
 
 void sbx__redact_inplace(char *s, size_t cap)
@@ -110,25 +149,18 @@ void sbx__redact_inplace(char *s, size_t cap)
 		return;
 	n = strnlen(s, cap - 1);
 	s[n] = '\0';
-	pthread_mutex_lock(&lock);
-	if (count == 0 || n == 0) {
-		pthread_mutex_unlock(&lock);
+	if (sbx__redact_count() == 0 || n == 0)
 		return;
-	}
 	m = calloc(n, 1);
 	out = malloc(n * (mlen + 1) + 1);
 	if (!m || !out) {
 		/* Out of memory: fail closed, keep nothing. */
-		pthread_mutex_unlock(&lock);
 		free(m);
 		free(out);
 		snprintf(s, cap, "%s", SBX_REDACTED);
 		return;
 	}
-	for (int i = 0; i < MAX_VALUES; i++)
-		if (values[i].id)
-			mark(s, n, m, values[i].bytes, values[i].len);
-	pthread_mutex_unlock(&lock);
+	sbx__redact_mark(s, n, m, 1);
 	/* Each run of marked bytes becomes one marker. */
 	for (size_t i = 0; i < n; i++) {
 		if (!m[i]) {

@@ -1,0 +1,124 @@
+/*
+ * util/redact-stream.c: the streaming redactor for run output.
+ *
+ * Output arrives in chunks cut wherever the pipe, the init's frames or the
+ * socket cut it, so a secret may be split across two (or more) of them. The
+ * stream keeps the last (longest form - 1) bytes back: any occurrence that
+ * starts before that point is then complete, and its marks are final. An
+ * occurrence that straddles the point is remembered as a count of leading
+ * held bytes known to be inside a value (carry), so its tail is still
+ * redacted after its head was given out, and one marker stands for the
+ * whole run of redacted bytes, as in records (util/redact.c). Held bytes
+ * are raw output, so every buffer that held them is wiped.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/redact-int.h"
+
+/* Grows *p to at least want bytes; with wipe, the old block is wiped first. */
+static int grow(void *pp, size_t *alloc, size_t want, size_t used, int wipe)
+{
+	unsigned char **p = pp, *n;
+	size_t sz = *alloc ? *alloc : 256;
+
+	if (want <= *alloc)
+		return 0;
+	while (sz < want)
+		sz *= 2;
+	n = malloc(sz);
+	if (!n)
+		return -1;
+	if (*p) {
+		memcpy(n, *p, used);
+		if (wipe)
+			explicit_bzero(*p, used);
+		free(*p);
+	}
+	*p = n;
+	*alloc = sz;
+	return 0;
+}
+
+static int process(struct sbx_redact_stream *st, sbx_redact_emit emit, void *arg, int final)
+{
+	const size_t mlen = strlen(SBX_REDACTED);
+	size_t n = st->len, e, hold, longest, o = 0, need = 0, carry = 0;
+	int in;
+
+	if (n == 0)
+		return 0;
+	if (grow(&st->m, &st->m_alloc, n, 0, 0) < 0)
+		return -2;
+	memset(st->m, 0, n);
+	longest = sbx__redact_mark(st->pend, n, st->m, final);
+	memset(st->m, 1, st->carry < n ? st->carry : n);
+	hold = final || longest == 0 ? 0 : longest - 1;
+	e = n > hold ? n - hold : 0;
+	/* What the given-out part becomes: kept bytes, one marker per marked run. */
+	in = st->in_value;
+	for (size_t i = 0; i < e; i++) {
+		if (!st->m[i])
+			need++;
+		else if (!in)
+			need += mlen;
+		in = st->m[i];
+	}
+	if (grow(&st->out, &st->out_alloc, need + 1, 0, 0) < 0)
+		return -2;
+	in = st->in_value;
+	for (size_t i = 0; i < e; i++) {
+		if (!st->m[i])
+			st->out[o++] = (char)st->pend[i];
+		else if (!in) {
+			memcpy(st->out + o, SBX_REDACTED, mlen);
+			o += mlen;
+		}
+		in = st->m[i];
+	}
+	if (e > 0)
+		st->in_value = st->m[e - 1];
+	while (e + carry < n && st->m[e + carry])
+		carry++;
+	st->carry = carry;
+	memmove(st->pend, st->pend + e, n - e);
+	explicit_bzero(st->pend + (n - e), e);
+	st->len = n - e;
+	return o ? emit(arg, st->out, o) : 0;
+}
+
+int sbx__redact_stream_feed(
+	struct sbx_redact_stream *st, const void *data, size_t len, sbx_redact_emit emit, void *arg)
+{
+	if (len == 0)
+		return 0;
+	if (st->len == 0 && st->carry == 0 && sbx__redact_count() == 0) {
+		/* Nothing to look for and nothing held: pass through. */
+		st->in_value = 0;
+		return emit(arg, data, len);
+	}
+	if (grow(&st->pend, &st->alloc, st->len + len, st->len, 1) < 0)
+		return -2;
+	memcpy(st->pend + st->len, data, len);
+	st->len += len;
+	return process(st, emit, arg, 0);
+}
+
+int sbx__redact_stream_flush(struct sbx_redact_stream *st, sbx_redact_emit emit, void *arg)
+{
+	int rc = process(st, emit, arg, 1);
+
+	st->carry = 0;
+	st->in_value = 0;
+	return rc;
+}
+
+void sbx__redact_stream_done(struct sbx_redact_stream *st)
+{
+	if (st->pend)
+		explicit_bzero(st->pend, st->alloc);
+	free(st->pend);
+	free(st->m);
+	free(st->out);
+	memset(st, 0, sizeof(*st));
+}
