@@ -4,6 +4,8 @@
 #   make check      -Werror build, tests, the same under ASan+UBSan, headertest,
 #                   format check, ABI check
 #   make bench      benchmarks against named peers (needs dockerd)
+#   make fuzz       libFuzzer on both ends of the init's run channel (clang;
+#                   FUZZ_TIME seconds each; not part of check)
 #   make format     clang-format in place
 #   make install    PREFIX=/usr/local
 
@@ -17,7 +19,7 @@ else
 B := build/san
 endif
 
-PKGS := libcurl jansson libnl-3.0 libnl-route-3.0
+PKGS := libcurl jansson libnl-3.0 libnl-route-3.0 libnftables
 WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wvla -Wswitch-enum -Wno-missing-field-initializers -Wno-format-truncation
 CFLAGS ?= -O2 -g
@@ -33,7 +35,7 @@ endif
 LIBS := $(shell pkg-config --libs $(PKGS)) -lpthread
 TEST_LIBS := $(shell pkg-config --libs libmicrohttpd) -lcmocka
 
-LIB_SRC := $(wildcard util/*.c core/*.c engine/*.c cgroups/*.c netpolicy/*.c)
+LIB_SRC := $(wildcard util/*.c core/*.c engine/*.c cgroups/*.c netpolicy/*.c remote/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
 CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
@@ -46,7 +48,12 @@ UNIT_SRC := $(wildcard tests/unit/*/test_*.c)
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
 CONTRACT_SRC := $(wildcard tests/contract/test_*.c)
 CONTRACT_BIN := $(patsubst tests/contract/%.c,$(B)/tests/contract/%,$(CONTRACT_SRC))
-TEST_SUPPORT := $(wildcard tests/support/*.c)
+# tests/canary/: the canary harness (a library the contract tests of every
+# backend link) and its own tests, run with the contract tests.
+CANARY_LIB := $(filter-out tests/canary/test_%.c,$(wildcard tests/canary/*.c))
+CANARY_SRC := $(wildcard tests/canary/test_*.c)
+CANARY_BIN := $(patsubst tests/canary/%.c,$(B)/tests/canary/%,$(CANARY_SRC))
+TEST_SUPPORT := $(wildcard tests/support/*.c) $(CANARY_LIB)
 
 all: $(B)/libsandboxio.a $(B)/libsandboxio.so $(B)/sandboxio build/sbx-init build/sbx-resolv.conf
 
@@ -81,10 +88,14 @@ $(B)/sandboxio: $(CLI_OBJ) $(B)/libsandboxio.a
 build/sbx-init: $(INIT_OBJ)
 	$(CC) -static -o $@ $^ -lseccomp -lcap
 
-$(B)/tests/unit/%: tests/unit/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
+# The init's I/O-free parts, linked into its unit tests and the engine's (whose
+# scripted init parses the host's requests with them), and fuzzed.
+INIT_PURE_SRC := init/request.c
+
+$(B)/tests/unit/%: tests/unit/%.c $(B)/libsandboxio.a $(TEST_SUPPORT) $(INIT_PURE_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(B)/libsandboxio.a $(LIBS) $(TEST_LIBS)
+	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(if $(filter $(B)/tests/unit/init/% $(B)/tests/unit/engine/%,$@),$(INIT_PURE_SRC)) $(B)/libsandboxio.a $(LIBS) $(TEST_LIBS)
 
 $(B)/tests/contract/%: tests/contract/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
 	@mkdir -p $(dir $@)
@@ -94,9 +105,16 @@ $(B)/tests/contract/%: tests/contract/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
 unit: $(UNIT_BIN) build/sbx-init build/sbx-resolv.conf
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 
-contract: $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-resolv.conf
-	@set -e; for t in $(CONTRACT_BIN); do echo "== $$t"; \
+$(B)/tests/canary/%: tests/canary/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(B)/libsandboxio.a $(LIBS) $(TEST_LIBS)
+
+contract: $(CANARY_BIN) $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-resolv.conf
+	@set -e; for t in $(CANARY_BIN) $(CONTRACT_BIN); do echo "== $$t"; \
 		SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio $$t; done
+	@echo "== tests/cli/test_cli.sh"
+	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_cli.sh
 
 test: all unit contract
 
@@ -125,6 +143,32 @@ check: headertest format-check
 bench: all
 	bench/run.sh
 
+# Fuzzing of both ends of the run channel (libFuzzer, clang): the host's reader
+# and the init's request parser, FUZZ_TIME seconds each. Not part of check.
+FUZZ_TIME ?= 20
+FUZZ_CC ?= clang
+FUZZ_FLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-D_GNU_SOURCE -Iinclude -I. $(shell pkg-config --cflags $(PKGS))
+FUZZ_HOST_SRC := tests/fuzz/fuzz_host.c engine/chan.c util/frame.c util/buf.c util/secmem.c
+FUZZ_INIT_SRC := tests/fuzz/fuzz_init.c $(INIT_PURE_SRC) util/frame.c
+
+build/fuzz/fuzz_host: $(FUZZ_HOST_SRC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
+build/fuzz/fuzz_init: $(FUZZ_INIT_SRC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $^
+build/fuzz/make_seeds: tests/fuzz/make_seeds.c util/frame.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -I. -o $@ $^
+
+fuzz: build/fuzz/fuzz_host build/fuzz/fuzz_init build/fuzz/make_seeds
+	build/fuzz/make_seeds build/fuzz/corpus
+	build/fuzz/fuzz_host -max_total_time=$(FUZZ_TIME) -max_len=300000 -print_final_stats=1 \
+		build/fuzz/corpus/host
+	build/fuzz/fuzz_init -max_total_time=$(FUZZ_TIME) -max_len=300000 -print_final_stats=1 \
+		build/fuzz/corpus/init
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/sandboxio $(DESTDIR)$(LIBEXECDIR)
 	install -m 0755 $(B)/sandboxio $(DESTDIR)$(PREFIX)/bin/
@@ -139,5 +183,5 @@ install: all
 clean:
 	rm -rf build
 
-.PHONY: all unit contract test headertest format format-check abi-check check bench install clean
+.PHONY: all unit contract test headertest format format-check abi-check check bench fuzz install clean
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -15,17 +15,34 @@
 
 #define SBX_BACKEND_OPS_VERSION 1
 
+/* How a backend ended a sandbox during a run (struct sbx_run_req.ended). */
+enum sbx__ended {
+	SBX__ENDED_NO = 0,
+	SBX__ENDED_TIMEOUT = 1, /* the host's deadline passed: the sandbox was killed */
+	SBX__ENDED_KILLED = 2,	/* canceled by the caller, or by sbx_sandbox_kill() */
+	SBX__ENDED_ERROR = 3,	/* the sandbox broke the run protocol and was killed */
+};
+
 /* One run, fully resolved by core. */
 struct sbx_run_req {
 	const char *const *argv;
-	const char *const *env; /* NULL-terminated "NAME=VALUE", plain and secret */
+	/* NULL-terminated "NAME=VALUE", plain and secret; the secret ones live in
+	 * locked memory, so a backend copies them only into buffers it wipes, and
+	 * only into the per-run process environment, never into a container's
+	 * config, labels, image or any command line. */
+	const char *const *env;
+	int has_secrets; /* env holds secrets */
 	const char *workdir;
 	const void *stdin_data;
 	size_t stdin_len;
 	uint64_t timeout_ms; /* > 0, always */
-	int64_t output_cap;  /* bytes per stream */
-	sbx_output_cb on_output;
-	void *payload;
+	/* Every chunk of program output goes, raw, to sink (core/output.c), which
+	 * redacts, caps, keeps and forwards it. It returns 0 to go on, 1 when the
+	 * caller canceled the run (the backend kills the sandbox and returns
+	 * SBX_ECANCELED), -2 when memory ran out. */
+	int (*sink)(void *arg, int stream, const void *data, size_t len);
+	void *sink_arg;
+	int *ended; /* out: an sbx__ended, when the backend ended the sandbox */
 };
 
 struct sbx_backend_ops {
@@ -48,7 +65,13 @@ struct sbx_backend_ops {
 	/* Frees box only, leaving the sandbox alive. */
 	void (*release)(void *state, void *box);
 	int (*list)(void *state, const char *tenant, sbx_list_cb cb, void *payload);
-	int (*reap)(void *state, const char *tenant, int dry_run, sbx_reap_cb cb, void *payload);
+	/* only_local: this host's sandboxes only (the reap at open). */
+	int (*reap)(void *state,
+		    const char *tenant,
+		    int dry_run,
+		    int only_local,
+		    sbx_reap_cb cb,
+		    void *payload);
 	int (*image_exists)(void *state, const char *ref);
 	int (*import_image)(void *state, const char *tar_path, const char *ref);
 };

@@ -1,11 +1,14 @@
 /*
  * core/policy-int.h: the policy object's layout, shared by core and the
- * backends. Backends read it; only core/policy.c writes it.
+ * backends. Backends read it; only core writes it (core/policy.c, and
+ * core/config.c, which fills in the operator's defaults).
  */
 #ifndef SBX_CORE_POLICY_INT_H
 #define SBX_CORE_POLICY_INT_H
 
 #include <sandboxio/policy.h>
+
+#include "netpolicy/allow-int.h"
 
 #define SBX_DEFAULT_IMAGE "sandboxio/python:3.11"
 #define SBX_DEFAULT_TENANT "default"
@@ -23,7 +26,22 @@ struct sbx_policy {
 	size_t env_n;
 	sbx_tier min_tier;
 	int detached;
+	struct sbx_allow *allow; /* egress allowlist, allow_n entries; none: no egress */
+	size_t allow_n;
+	uint32_t set; /* SBX__SET_* bits: what a setter set explicitly */
 };
+
+/*
+ * Which fields the caller set explicitly, so that the operator config's
+ * defaults fill only the others and its ceilings check only these
+ * (core/config.c). Each setter sets its bit on success.
+ */
+#define SBX__SET_TIMEOUT(kind) (1u << (unsigned)(kind))	     /* bits 1..4 */
+#define SBX__SET_LIMIT(kind) (1u << (8u + (unsigned)(kind))) /* bits 9..14 */
+#define SBX__SET_IMAGE (1u << 16)
+#define SBX__SET_TENANT (1u << 17)
+#define SBX__SET_WORKDIR (1u << 18)
+#define SBX__SET_MIN_TIER (1u << 19)
 
 /* Validators shared with the run path and the CLI. */
 int sbx__valid_env_name(const char *name, size_t len);

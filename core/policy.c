@@ -77,6 +77,9 @@ void sbx_policy_free(sbx_policy *p)
 	free(p->image);
 	free(p->tenant);
 	free(p->workdir);
+	for (size_t i = 0; i < p->allow_n; i++)
+		sbx__allow_clear(&p->allow[i]);
+	free(p->allow);
 	env_free(p->env, p->env_n);
 	free(p);
 }
@@ -95,6 +98,7 @@ int sbx_policy_dup(sbx_policy **out, const sbx_policy *p)
 	memcpy(n->limit, p->limit, sizeof(n->limit));
 	n->min_tier = p->min_tier;
 	n->detached = p->detached;
+	n->set = p->set;
 	n->image = strdup(p->image);
 	n->tenant = strdup(p->tenant);
 	n->workdir = strdup(p->workdir);
@@ -109,6 +113,18 @@ int sbx_policy_dup(sbx_policy **out, const sbx_policy *p)
 			if (!n->env[i])
 				goto nomem;
 			n->env_n = i + 1;
+		}
+	}
+	if (p->allow_n) {
+		n->allow = calloc(p->allow_n, sizeof(*n->allow));
+		if (!n->allow)
+			goto nomem;
+		for (size_t i = 0; i < p->allow_n; i++) {
+			n->allow[i] = p->allow[i];
+			n->allow[i].name = strdup(p->allow[i].name);
+			if (!n->allow[i].name)
+				goto nomem;
+			n->allow_n = i + 1;
 		}
 	}
 	*out = n;
@@ -137,6 +153,7 @@ int sbx_policy_set_timeout_ms(sbx_policy *p, sbx_timeout_kind which, uint64_t ms
 				      timeout_names[which], (unsigned long long)ms,
 				      SBX_MAX_TIMEOUT_MS);
 	p->timeout_ms[which] = ms;
+	p->set |= SBX__SET_TIMEOUT(which);
 	return 0;
 }
 
@@ -166,6 +183,7 @@ int sbx_policy_set_limit(sbx_policy *p, sbx_limit_kind which, int64_t value)
 				      (long long)value, (long long)limits[which].min,
 				      (long long)limits[which].max);
 	p->limit[which] = value;
+	p->set |= SBX__SET_LIMIT(which);
 	return 0;
 }
 
@@ -209,7 +227,10 @@ int sbx_policy_set_image(sbx_policy *p, const char *ref)
 	if (ref[0] == '-' || ref[0] == '/' || ref[0] == ':' || ref[0] == '.')
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
 				      "image reference must start with a letter or digit");
-	return set_string(&p->image, ref);
+	if (set_string(&p->image, ref) < 0)
+		return SBX_ENOMEM;
+	p->set |= SBX__SET_IMAGE;
+	return 0;
 }
 
 const char *sbx_policy_image(const sbx_policy *p)
@@ -236,7 +257,10 @@ int sbx_policy_set_tenant(sbx_policy *p, const char *tenant)
 					      "(allowed: A-Z a-z 0-9 . _ -)",
 					      c);
 	}
-	return set_string(&p->tenant, tenant);
+	if (set_string(&p->tenant, tenant) < 0)
+		return SBX_ENOMEM;
+	p->set |= SBX__SET_TENANT;
+	return 0;
 }
 
 const char *sbx_policy_tenant(const sbx_policy *p)
@@ -321,7 +345,10 @@ int sbx_policy_set_workdir(sbx_policy *p, const char *dir)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
 				      "working directory must be an absolute path without '..' "
 				      "or control characters");
-	return set_string(&p->workdir, dir);
+	if (set_string(&p->workdir, dir) < 0)
+		return SBX_ENOMEM;
+	p->set |= SBX__SET_WORKDIR;
+	return 0;
 }
 
 const char *sbx_policy_workdir(const sbx_policy *p)
@@ -341,6 +368,7 @@ int sbx_policy_set_min_tier(sbx_policy *p, sbx_tier tier)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
 				      "set_min_tier: unknown tier %d", (int)tier);
 	p->min_tier = tier;
+	p->set |= SBX__SET_MIN_TIER;
 	return 0;
 }
 
@@ -361,6 +389,80 @@ int sbx_policy_set_detached(sbx_policy *p, int detached)
 int sbx_policy_detached(const sbx_policy *p)
 {
 	return p ? p->detached : 0;
+}
+
+/* ===== Egress allowlist (the model and its validation: netpolicy/allow.c) ===== */
+
+/* Adds a parsed entry (rc: the parser's result); a repeat is a no-op. */
+static int allow_add(sbx_policy *p, struct sbx_allow *a, int rc)
+{
+	struct sbx_allow *g;
+
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < p->allow_n; i++)
+		if (sbx__allow_same(&p->allow[i], a)) {
+			sbx__allow_clear(a);
+			return 0;
+		}
+	if (p->allow_n >= SBX_ALLOW_MAX) {
+		sbx__allow_clear(a);
+		return sbx__error_set(SBX_ETOOBIG, SBX_ERRCLASS_POLICY,
+				      "egress allowlist: at most %d entries", SBX_ALLOW_MAX);
+	}
+	g = realloc(p->allow, (p->allow_n + 1) * sizeof(*g));
+	if (!g) {
+		sbx__allow_clear(a);
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_POLICY, "allowlist: out of memory");
+	}
+	p->allow = g;
+	p->allow[p->allow_n++] = *a;
+	return 0;
+}
+
+int sbx_policy_allow_host(sbx_policy *p, const char *name, uint16_t port)
+{
+	struct sbx_allow a;
+
+	if (!p)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
+				      "allow_host: policy is NULL");
+	return allow_add(p, &a, sbx__allow_parse_host(&a, name, port));
+}
+
+int sbx_policy_allow_cidr(sbx_policy *p, const char *cidr, uint16_t port)
+{
+	struct sbx_allow a;
+
+	if (!p)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
+				      "allow_cidr: policy is NULL");
+	return allow_add(p, &a, sbx__allow_parse_cidr(&a, cidr, port));
+}
+
+int sbx_policy_allow_host_spec(sbx_policy *p, const char *spec)
+{
+	struct sbx_allow a;
+
+	if (!p)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
+				      "allow_host: policy is NULL");
+	return allow_add(p, &a, sbx__allow_parse_host_spec(&a, spec));
+}
+
+int sbx_policy_allow_cidr_spec(sbx_policy *p, const char *spec)
+{
+	struct sbx_allow a;
+
+	if (!p)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
+				      "allow_cidr: policy is NULL");
+	return allow_add(p, &a, sbx__allow_parse_cidr_spec(&a, spec));
+}
+
+size_t sbx_policy_allow_count(const sbx_policy *p)
+{
+	return p ? p->allow_n : 0;
 }
 
 const char *sbx_tier_name(sbx_tier tier)

@@ -3,16 +3,27 @@
  *
  * Everything a caller passes is validated here, once, before a backend sees
  * it: argv and env bounds, deadlines (a run may narrow the policy's deadline,
- * never widen it), output caps. Results are closed here too (redaction), so
- * each backend only maps a resolved request onto its engine.
+ * never widen it), output caps. Records are closed here too, so each
+ * backend only maps a resolved request onto its engine: a run's output
+ * passes the streaming redactor (core/output.c), each operation writes its
+ * audit events (core/audit.c, failing closed when it cannot) and ends its
+ * span (core/trace.c, which never fails anything). Secrets reach a backend
+ * only as entries of one run's environment.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sandboxio.h>
 
+#include "core/audit-int.h"
 #include "core/backend-int.h"
+#include "core/config-int.h"
+#include "core/output-int.h"
+#include "core/record-int.h"
+#include "core/secret-int.h"
+#include "core/trace-int.h"
 #include "util/cleanup.h"
 #include "util/error-int.h"
 #include "util/redact-int.h"
@@ -24,6 +35,9 @@
 struct sbx_backend {
 	const struct sbx_backend_ops *ops;
 	void *state;
+	sbx_config *config;	    /* the operator config (a reference); NULL: built-in */
+	struct sbx__audit *audit;   /* NULL: no audit events */
+	struct sbx__tracer *tracer; /* NULL: no spans */
 };
 
 struct sbx_sandbox {
@@ -32,7 +46,63 @@ struct sbx_sandbox {
 	char *id;
 	sbx_tier tier;
 	sbx_policy *policy;
+	int ended;	       /* an sbx__ended: how a run ended the sandbox, if one did */
+	uint64_t deadline_ns;  /* when the sandbox ends by itself; 0: unknown */
+	struct sbx__span span; /* the sandbox's life, parent of its operations' spans */
 };
+
+static struct sbx__audit_ctx ctx_of(const sbx_sandbox *s)
+{
+	return (struct sbx__audit_ctx){.sandbox_id = s->id,
+				       .tenant = s->policy ? s->policy->tenant : NULL};
+}
+
+/* The operation's span, in its audit events, when the span is recorded. */
+static struct sbx__audit_ctx ctx_span(const sbx_sandbox *s, const struct sbx__span *sp)
+{
+	struct sbx__audit_ctx c = ctx_of(s);
+
+	if (sp->t) {
+		c.trace_id = sp->trace_id;
+		c.span_id = sp->span_id;
+	}
+	return c;
+}
+
+/* Attributes every span of a sandbox carries. */
+static void span_sandbox_attrs(struct sbx__span *sp, const sbx_sandbox *s)
+{
+	sbx__span_str(sp, "sandboxio.backend", s->backend->ops->name);
+	if (s->id)
+		sbx__span_str(sp, "sandboxio.sandbox.id", s->id);
+	if (s->policy)
+		sbx__span_str(sp, "sandboxio.tenant", s->policy->tenant);
+}
+
+/* Refusals by policy, config or backend get an event of their own. */
+static void audit_refused(sbx_backend *b, const struct sbx__audit_ctx *c, const char *op, int rc)
+{
+	if (rc == SBX_EDENIED || rc == SBX_EUNSUPPORTED)
+		sbx__audit_refused(b->audit, c, op, rc);
+}
+
+struct reap_audit {
+	sbx_backend *b;
+	sbx_reap_cb cb;
+	void *payload;
+	int failed; /* an event could not be written */
+};
+
+/* Records each sandbox a reap removed, then tells the caller's callback. */
+static int reap_audit_cb(const sbx_reap_info *info, void *arg)
+{
+	struct reap_audit *ra = arg;
+	struct sbx__audit_ctx c = {.sandbox_id = info->id, .tenant = info->tenant};
+
+	if (info->removed && sbx__audit_destroy(ra->b->audit, &c, "reaped", 0) < 0)
+		ra->failed = 1;
+	return ra->cb ? ra->cb(info, ra->payload) : 0;
+}
 
 static const struct sbx_backend_ops *const backends[] = {
 	&sbx__docker_ops,
@@ -95,6 +165,11 @@ int sbx_backend_open(sbx_backend **out, const char *name, const sbx_backend_opti
 	if (!ops)
 		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_CORE,
 				      "unknown backend '%.32s' (this build has: docker)", name);
+	if (opts && opts->version >= 2 && opts->config) {
+		rc = sbx__config_check_backend(opts->config, ops->name);
+		if (rc < 0)
+			return rc;
+	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_CORE, "out of memory");
@@ -103,6 +178,24 @@ int sbx_backend_open(sbx_backend **out, const char *name, const sbx_backend_opti
 	if (rc < 0) {
 		free(b);
 		return rc;
+	}
+	if (opts && opts->version >= 3)
+		rc = sbx__audit_open(&b->audit, opts->audit_path, opts->audit_cb,
+				     opts->audit_payload, ops->name);
+	if (rc < 0) {
+		ops->free(b->state);
+		free(b);
+		return rc;
+	}
+	sbx__tracer_open(&b->tracer, opts && opts->version >= 3 ? opts->traceparent : NULL);
+	if (opts && opts->version >= 2)
+		b->config = sbx__config_ref(opts->config);
+	if (!(opts && opts->no_reap_at_open)) {
+		struct reap_audit ra = {.b = b};
+
+		/* Best effort: an orphan left now is found by the next open or reap. */
+		ops->reap(b->state, NULL, 0, 1, b->audit ? reap_audit_cb : NULL, &ra);
+		sbx__error_clear();
 	}
 	*out = b;
 	return 0;
@@ -113,12 +206,20 @@ void sbx_backend_free(sbx_backend *b)
 	if (!b)
 		return;
 	b->ops->free(b->state);
+	sbx_config_free(b->config);
+	sbx__audit_free(b->audit);
+	sbx__tracer_free(b->tracer);
 	free(b);
 }
 
 const char *sbx_backend_name(const sbx_backend *b)
 {
 	return b ? b->ops->name : NULL;
+}
+
+uint64_t sbx_backend_spans_dropped(const sbx_backend *b)
+{
+	return b ? sbx__tracer_dropped(b->tracer) : 0;
 }
 
 static int sandbox_new(sbx_sandbox **out, sbx_backend *b)
@@ -134,6 +235,7 @@ static int sandbox_new(sbx_sandbox **out, sbx_backend *b)
 
 static void sandbox_free_handle(sbx_sandbox *s)
 {
+	sbx__span_end(&s->span, 0); /* a no-op once ended */
 	sbx_policy_free(s->policy);
 	free(s->id);
 	free(s);
@@ -141,33 +243,75 @@ static void sandbox_free_handle(sbx_sandbox *s)
 
 int sbx_sandbox_create(sbx_sandbox **out, sbx_backend *b, const sbx_policy *p)
 {
+	uint64_t t0 = sbx__record_now_ns();
+	struct sbx__audit_ctx c;
+	struct sbx__span sp;
 	sbx_sandbox *s = NULL;
 	int rc;
 
 	sbx__error_clear();
 	if (!out || !b || !p)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE, "create: NULL argument");
-	rc = b->ops->check(b->state, p);
-	if (rc < 0)
-		return rc;
 	rc = sandbox_new(&s, b);
 	if (rc < 0)
 		return rc;
-	rc = sbx_policy_dup(&s->policy, p);
+	sbx__span_begin(b->tracer, &s->span, "sandboxio.sandbox", NULL, NULL);
+	sbx__span_begin(b->tracer, &sp, "sandboxio.create", &s->span, NULL);
+	/* The one merge with the operator config, before the backend sees anything. */
+	rc = sbx__config_merge(&s->policy, b->config, p, b->ops->name, NULL);
+	if (rc < 0)
+		goto fail;
+	rc = b->ops->check(b->state, s->policy);
 	if (rc < 0)
 		goto fail;
 	rc = b->ops->create(b->state, s->policy, &s->box, &s->id, &s->tier);
 	if (rc < 0)
 		goto fail;
+	s->deadline_ns = t0 + s->policy->timeout_ms[SBX_TIMEOUT_SANDBOX] * 1000000u;
+	span_sandbox_attrs(&s->span, s);
+	sbx__span_str(&s->span, "sandboxio.image", s->policy->image);
+	sbx__span_str(&s->span, "sandboxio.tier", sbx_tier_name(s->tier));
+	span_sandbox_attrs(&sp, s);
+	sbx__span_str(&sp, "sandboxio.image", s->policy->image);
+	sbx__span_str(&sp, "sandboxio.tier", sbx_tier_name(s->tier));
+	sbx__span_str(&sp, "sandboxio.network", "none");
+	sbx__span_int(&sp, "sandboxio.limit.cpu_milli", s->policy->limit[SBX_LIMIT_CPU_MILLI]);
+	sbx__span_int(&sp, "sandboxio.limit.memory", s->policy->limit[SBX_LIMIT_MEMORY]);
+	sbx__span_int(&sp, "sandboxio.limit.pids", s->policy->limit[SBX_LIMIT_PIDS]);
+	sbx__span_int(&sp, "sandboxio.limit.disk", s->policy->limit[SBX_LIMIT_DISK]);
+	c = ctx_span(s, &sp);
+	rc = sbx__audit_create(b->audit, &c, s->policy, s->tier, 0,
+			       (sbx__record_now_ns() - t0) / 1000000u);
+	if (rc < 0) {
+		/* Fail closed: a sandbox whose creation is not on record is not handed out. */
+		b->ops->destroy(b->state, s->box);
+		rc = sbx__error_set(rc, SBX_ERRCLASS_CORE, "%s; the sandbox was removed",
+				    sbx__audit_why(b->audit));
+		sbx__span_end(&sp, rc);
+		sbx__span_end(&s->span, rc);
+		sandbox_free_handle(s);
+		return rc;
+	}
+	sbx__span_end(&sp, 0);
 	*out = s;
 	return 0;
 fail:
+	c = ctx_span(s, &sp);
+	if (!c.tenant)
+		c.tenant = p->tenant;
+	sbx__audit_create(b->audit, &c, s->policy ? s->policy : p, s->tier, rc,
+			  (sbx__record_now_ns() - t0) / 1000000u);
+	audit_refused(b, &c, "create", rc);
+	sbx__span_str(&sp, "sandboxio.tenant", c.tenant);
+	sbx__span_end(&sp, rc);
+	sbx__span_end(&s->span, rc);
 	sandbox_free_handle(s);
 	return rc;
 }
 
 int sbx_sandbox_open(sbx_sandbox **out, sbx_backend *b, const char *id)
 {
+	struct sbx__audit_ctx c;
 	sbx_sandbox *s = NULL;
 	int rc;
 
@@ -177,6 +321,7 @@ int sbx_sandbox_open(sbx_sandbox **out, sbx_backend *b, const char *id)
 	rc = sandbox_new(&s, b);
 	if (rc < 0)
 		return rc;
+	sbx__span_begin(b->tracer, &s->span, "sandboxio.sandbox", NULL, NULL);
 	rc = sbx_policy_new(&s->policy);
 	if (rc < 0)
 		goto fail;
@@ -189,9 +334,24 @@ int sbx_sandbox_open(sbx_sandbox **out, sbx_backend *b, const char *id)
 		rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_CORE, "out of memory");
 		goto fail;
 	}
+	span_sandbox_attrs(&s->span, s);
+	sbx__span_bool(&s->span, "sandboxio.opened", 1);
+	c = ctx_span(s, &s->span);
+	rc = sbx__audit_open_box(b->audit, &c, 0);
+	if (rc < 0) {
+		b->ops->release(b->state, s->box);
+		rc = sbx__error_set(rc, SBX_ERRCLASS_CORE, "%s", sbx__audit_why(b->audit));
+		sbx__span_end(&s->span, rc);
+		sandbox_free_handle(s);
+		return rc;
+	}
 	*out = s;
 	return 0;
 fail:
+	c = (struct sbx__audit_ctx){.sandbox_id = id};
+	sbx__audit_open_box(b->audit, &c, rc);
+	sbx__span_str(&s->span, "sandboxio.sandbox.id", id);
+	sbx__span_end(&s->span, rc);
 	sandbox_free_handle(s);
 	return rc;
 }
@@ -206,13 +366,46 @@ sbx_tier sbx_sandbox_tier(const sbx_sandbox *s)
 	return s ? s->tier : SBX_TIER_CONTAINER;
 }
 
+/* Why a sandbox being closed is gone, for its sandbox.destroy event. */
+static const char *end_reason(const sbx_sandbox *s)
+{
+	switch (__atomic_load_n(&s->ended, __ATOMIC_SEQ_CST)) {
+	case SBX__ENDED_TIMEOUT:
+		return "timeout";
+	case SBX__ENDED_KILLED:
+		return "killed";
+	case SBX__ENDED_ERROR:
+		return "error";
+	default:
+		break;
+	}
+	if (s->deadline_ns && sbx__record_now_ns() >= s->deadline_ns)
+		return "timeout"; /* the init ended it at its own deadline */
+	return "closed";
+}
+
 int sbx_sandbox_close(sbx_sandbox *s)
 {
-	int rc;
+	const char *reason;
+	struct sbx__audit_ctx c;
+	struct sbx__span sp;
+	int rc, arc;
 
 	if (!s)
 		return 0;
+	sbx__span_begin(s->backend->tracer, &sp, "sandboxio.destroy", &s->span, NULL);
+	reason = end_reason(s);
 	rc = s->backend->ops->destroy(s->backend->state, s->box);
+	c = ctx_span(s, &sp);
+	arc = sbx__audit_destroy(s->backend->audit, &c, reason, rc);
+	if (arc < 0 && rc == 0)
+		rc = sbx__error_set(arc, SBX_ERRCLASS_CORE, "%s",
+				    sbx__audit_why(s->backend->audit));
+	span_sandbox_attrs(&sp, s);
+	sbx__span_str(&sp, "sandboxio.destroy.reason", reason);
+	sbx__span_end(&sp, rc);
+	sbx__span_str(&s->span, "sandboxio.destroy.reason", reason);
+	sbx__span_end(&s->span, rc);
 	sandbox_free_handle(s);
 	return rc;
 }
@@ -222,18 +415,35 @@ const sbx_policy *sbx_sandbox_policy(const sbx_sandbox *s)
 	return s ? s->policy : NULL;
 }
 
+/* Keeps the first way the sandbox ended: a later one is a consequence. */
+static void set_ended(sbx_sandbox *s, int how)
+{
+	int none = SBX__ENDED_NO;
+
+	if (how != SBX__ENDED_NO)
+		__atomic_compare_exchange_n(&s->ended, &none, how, 0, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+}
+
 int sbx_sandbox_kill(sbx_sandbox *s)
 {
 	if (!s)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE, "kill: sandbox is NULL");
+	set_ended(s, SBX__ENDED_KILLED);
 	return s->backend->ops->kill(s->backend->state, s->box);
 }
 
 void sbx_sandbox_detach(sbx_sandbox *s)
 {
+	struct sbx__audit_ctx c;
+
 	if (!s)
 		return;
 	s->backend->ops->release(s->backend->state, s->box);
+	c = ctx_span(s, &s->span);
+	sbx__audit_detach(s->backend->audit, &c);
+	sbx__span_bool(&s->span, "sandboxio.detached", 1);
+	sbx__span_end(&s->span, 0);
 	sandbox_free_handle(s);
 }
 
@@ -263,11 +473,44 @@ void sbx_result_free(sbx_result *r)
 	free(r);
 }
 
-/* Builds the run's environment: the policy's, then the caller's (later wins). */
-static int build_env(char ***out, const sbx_policy *p, const char *const *extra)
+/* Whether env[0..n) (n == SIZE_MAX: NULL-terminated) has an entry for name. */
+static int env_has(const char *const *env, size_t n, const char *name)
 {
-	size_t n = p->env_n, total = 0, k = 0;
+	size_t len = strlen(name);
+
+	for (size_t i = 0; env && i < n && env[i]; i++)
+		if (strncmp(env[i], name, len) == 0 && env[i][len] == '=')
+			return 1;
+	return 0;
+}
+
+/*
+ * Builds the run's environment: the policy's, then the caller's (later
+ * wins), then the secrets, which point into the secrets object's locked
+ * memory and are never copied here.
+ */
+static int
+build_env(char ***out, const sbx_policy *p, const char *const *extra, const sbx_secrets *sec)
+{
+	size_t n = p->env_n, total = 0, k = 0, nsec = sbx_secrets_count(sec);
 	char **env;
+
+	for (size_t i = 0; i < nsec; i++) {
+		const char *name = sbx_secrets_name(sec, i);
+
+		if (env_has((const char *const *)p->env, p->env_n, name) ||
+		    env_has(extra, SIZE_MAX, name))
+			return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE,
+					      "run: %s is both a plain variable and a secret; "
+					      "which one the program sees would be ambiguous",
+					      name);
+		total += strlen(sbx__secret_expose_env(sec, i));
+		n++;
+	}
+	if (n > SBX_MAX_ENV || total > SBX_MAX_ENV_BYTES)
+		return sbx__error_set(SBX_ETOOBIG, SBX_ERRCLASS_CORE,
+				      "run env: at most %d variables and %u bytes", SBX_MAX_ENV,
+				      SBX_MAX_ENV_BYTES);
 
 	for (size_t i = 0; extra && extra[i]; i++) {
 		const char *eq = strchr(extra[i], '=');
@@ -289,32 +532,65 @@ static int build_env(char ***out, const sbx_policy *p, const char *const *extra)
 		env[k++] = p->env[i];
 	for (size_t i = 0; extra && extra[i]; i++)
 		env[k++] = (char *)extra[i];
+	for (size_t i = 0; i < nsec; i++)
+		env[k++] = (char *)sbx__secret_expose_env(sec, i);
 	*out = env;
 	return 0;
 }
 
+/* The caller's run options, read as far as their version goes. */
+static int load_run_options(sbx_run_options *dst, const sbx_run_options *opts)
+{
+	size_t size = offsetof(sbx_run_options, secrets);
+
+	memset(dst, 0, sizeof(*dst));
+	dst->version = SBX_RUN_OPTIONS_VERSION;
+	if (!opts)
+		return 0;
+	if (opts->version == 0 || opts->version > SBX_RUN_OPTIONS_VERSION)
+		return sbx__error_set(SBX_EVERSION, SBX_ERRCLASS_CORE,
+				      "run options version %u is not known (1..%u)", opts->version,
+				      SBX_RUN_OPTIONS_VERSION);
+	if (opts->version >= 2)
+		size = sizeof(*dst);
+	memcpy(dst, opts, size);
+	return 0;
+}
+
+/* One run, recorded as what ("run", "run_code", "write_file", "read_file"). */
 static int run_common(sbx_result **out,
 		      sbx_sandbox *s,
 		      const char *const *argv,
 		      const sbx_run_options *opts,
 		      sbx_timeout_kind kind,
 		      const void *stdin_data,
-		      size_t stdin_len)
+		      size_t stdin_len,
+		      const char *what,
+		      const char *language)
 {
+	struct sbx__audit *audit = s ? s->backend->audit : NULL;
+	struct sbx__audit_run ar = {.kind = what, .language = language, .argv = argv};
+	struct sbx__audit_ctx c = {0};
+	struct sbx__span sp;
+	char span_name[48];
+	uint64_t t0;
 	_sbx_cleanup_free_ char **env = NULL;
 	struct sbx_run_req req = {0};
+	struct sbx__output output;
+	sbx_run_options o;
 	sbx_result *res = NULL;
 	size_t bytes = 0, argc = 0;
 	uint64_t limit;
-	int rc;
+	int rc, ended = SBX__ENDED_NO;
 
 	if (!out || !s || !argv || !argv[0] || !argv[0][0])
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE,
 				      "run: argv must hold at least a program name");
-	if (opts && (opts->version == 0 || opts->version > SBX_RUN_OPTIONS_VERSION))
-		return sbx__error_set(SBX_EVERSION, SBX_ERRCLASS_CORE,
-				      "run options version %u is not known (1..%u)", opts->version,
-				      SBX_RUN_OPTIONS_VERSION);
+	rc = load_run_options(&o, opts);
+	if (rc < 0)
+		return rc;
+	opts = &o;
+	c = ctx_of(s);
 	for (; argv[argc]; argc++) {
 		bytes += strlen(argv[argc]) + 1;
 		if (argc >= SBX_MAX_ARGC || bytes > SBX_MAX_ARGV_BYTES)
@@ -325,7 +601,7 @@ static int run_common(sbx_result **out,
 	}
 	limit = s->policy->timeout_ms[kind];
 	req.timeout_ms = limit;
-	if (opts && opts->timeout_ms) {
+	if (opts->timeout_ms) {
 		if (opts->timeout_ms > limit)
 			return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE,
 					      "run timeout %llu ms is above the policy's %llu ms; "
@@ -334,26 +610,90 @@ static int run_common(sbx_result **out,
 					      (unsigned long long)limit);
 		req.timeout_ms = opts->timeout_ms;
 	}
-	if (opts && opts->workdir && !sbx__valid_abs_path(opts->workdir))
+	if (opts->workdir && !sbx__valid_abs_path(opts->workdir))
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE,
 				      "run: working directory must be an absolute path without "
 				      "'..'");
-	rc = build_env(&env, s->policy, opts ? opts->env : NULL);
+	if (sbx_secrets_count(opts->secrets)) {
+		rc = sbx__config_check_secrets(s->backend->config,
+					       sbx_secrets_count(opts->secrets));
+		if (rc < 0) {
+			audit_refused(s->backend, &c, what, rc);
+			return rc;
+		}
+	}
+	rc = build_env(&env, s->policy, opts->env, opts->secrets);
 	if (rc < 0)
 		return rc;
 	req.argv = argv;
 	req.env = (const char *const *)env;
-	req.workdir = opts && opts->workdir ? opts->workdir : s->policy->workdir;
+	req.has_secrets = sbx_secrets_count(opts->secrets) > 0;
+	req.workdir = opts->workdir ? opts->workdir : s->policy->workdir;
 	req.stdin_data = stdin_data;
 	req.stdin_len = stdin_len;
-	req.output_cap = s->policy->limit[SBX_LIMIT_OUTPUT];
-	req.on_output = opts ? opts->on_output : NULL;
-	req.payload = opts ? opts->payload : NULL;
+	req.sink = sbx__output_sink;
+	req.sink_arg = &output;
+	req.ended = &ended;
 	res = calloc(1, sizeof(*res));
 	if (!res)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_CORE, "out of memory");
 	res->version = 1;
+	ar.workdir = req.workdir;
+	ar.timeout_ms = req.timeout_ms;
+	ar.env = opts->env;
+	ar.secrets = opts->secrets;
+	ar.stdin_len = stdin_len;
+	ar.raw_output = opts->raw_output;
+	/* The run's span: its id is the run's id in the audit events too. */
+	snprintf(span_name, sizeof(span_name), "sandboxio.%s", what);
+	sbx__span_begin(s->backend->tracer, &sp, span_name, &s->span, opts->traceparent);
+	ar.run_id = sp.span_id;
+	c = ctx_span(s, &sp);
+	span_sandbox_attrs(&sp, s);
+	sbx__span_str(&sp, "sandboxio.run.kind", what);
+	if (language)
+		sbx__span_str(&sp, "sandboxio.run.language", language);
+	sbx__span_strv(&sp, "process.command_args", argv);
+	sbx__span_int(&sp, "sandboxio.run.timeout_ms", (int64_t)req.timeout_ms);
+	sbx__span_int(&sp, "sandboxio.run.secrets", (int64_t)sbx_secrets_count(opts->secrets));
+	sbx__span_int(&sp, "sandboxio.run.stdin_bytes", (int64_t)stdin_len);
+	/* No run starts unless its start is on record. */
+	rc = sbx__audit_run_start(audit, &c, &ar);
+	if (rc < 0) {
+		sbx_result_free(res);
+		rc = sbx__error_set(rc, SBX_ERRCLASS_CORE, "%s; the run was not started",
+				    sbx__audit_why(audit));
+		sbx__span_end(&sp, rc);
+		return rc;
+	}
+	t0 = sbx__record_now_ns();
+	sbx__output_init(&output, s->policy->limit[SBX_LIMIT_OUTPUT], opts->raw_output,
+			 opts->on_output, opts->payload);
 	rc = s->backend->ops->run(s->backend->state, s->box, &req, res);
+	set_ended(s, ended);
+	/* The one place a run's output is closed: redacted, capped, kept. */
+	if (rc == 0)
+		rc = sbx__output_finish(&output, res);
+	sbx__output_done(&output);
+	{
+		int arc = sbx__audit_run_end(audit, &c, &ar, rc, res,
+					     (sbx__record_now_ns() - t0) / 1000000u);
+
+		/* Fail closed: a result whose end is not on record is withheld. */
+		if (arc < 0 && rc == 0)
+			rc = sbx__error_set(arc, SBX_ERRCLASS_CORE,
+					    "%s; the run's result is withheld",
+					    sbx__audit_why(audit));
+	}
+	audit_refused(s->backend, &c, what, rc);
+	if (rc == 0) {
+		sbx__span_str(&sp, "sandboxio.run.status", sbx_run_status_name(res->status));
+		sbx__span_int(&sp, "process.exit.code", res->exit_code);
+		sbx__span_int(&sp, "sandboxio.run.stdout_bytes", (int64_t)res->stdout_total);
+		sbx__span_int(&sp, "sandboxio.run.stderr_bytes", (int64_t)res->stderr_total);
+		sbx__span_int(&sp, "sandboxio.run.limits_hit", res->limits_hit);
+	}
+	sbx__span_end(&sp, rc);
 	if (rc < 0) {
 		sbx_result_free(res);
 		return rc;
@@ -369,7 +709,7 @@ int sbx_sandbox_run(sbx_result **out,
 {
 	sbx__error_clear();
 	return run_common(out, s, argv, opts, SBX_TIMEOUT_RUN, opts ? opts->stdin_data : NULL,
-			  opts ? opts->stdin_len : 0);
+			  opts ? opts->stdin_len : 0, "run", NULL);
 }
 
 int sbx_sandbox_run_code(sbx_result **out,
@@ -399,7 +739,8 @@ int sbx_sandbox_run_code(sbx_result **out,
 		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_CORE,
 				      "run_code: language '%.32s' is not supported (python, bash)",
 				      language);
-	return run_common(out, s, argv, opts, SBX_TIMEOUT_RUN_CODE, code, code_len);
+	return run_common(out, s, argv, opts, SBX_TIMEOUT_RUN_CODE, code, code_len, "run_code",
+			  language);
 }
 
 /* Maps a failed file helper's stderr onto an error code. */
@@ -438,7 +779,7 @@ int sbx_sandbox_write_file(
 				      "write_file: path must be absolute without '..', mode at "
 				      "most 07777");
 	snprintf(modestr, sizeof(modestr), "%o", mode);
-	rc = run_common(&r, s, argv, NULL, SBX_TIMEOUT_RUN, data, len);
+	rc = run_common(&r, s, argv, NULL, SBX_TIMEOUT_RUN, data, len, "write_file", NULL);
 	if (rc < 0)
 		return rc;
 	if (r->status != SBX_RUN_EXITED || r->exit_code != 0)
@@ -460,13 +801,20 @@ int sbx_sandbox_read_file(void **out, size_t *len_out, sbx_sandbox *s, const cha
 	if (!sbx__valid_abs_path(path))
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE,
 				      "read_file: path must be absolute without '..'");
-	if (max == 0)
-		max = SBX_READ_DEFAULT_MAX;
+	/* The bytes held in memory are bounded by the operator's output ceiling. */
+	if (max == 0) {
+		max = (size_t)sbx_config_limit_ceiling(s->backend->config, SBX_LIMIT_OUTPUT);
+		if (max > SBX_READ_DEFAULT_MAX)
+			max = SBX_READ_DEFAULT_MAX;
+	}
 	if (max > SBX_MAX_OUTPUT)
 		max = SBX_MAX_OUTPUT;
+	rc = sbx__config_check_limit(s->backend->config, SBX_LIMIT_OUTPUT, (int64_t)max);
+	if (rc < 0)
+		return rc;
 	saved = s->policy->limit[SBX_LIMIT_OUTPUT];
 	s->policy->limit[SBX_LIMIT_OUTPUT] = (int64_t)max;
-	rc = run_common(&r, s, argv, NULL, SBX_TIMEOUT_RUN, NULL, 0);
+	rc = run_common(&r, s, argv, NULL, SBX_TIMEOUT_RUN, NULL, 0, "read_file", NULL);
 	s->policy->limit[SBX_LIMIT_OUTPUT] = saved;
 	if (rc < 0)
 		return rc;
@@ -500,8 +848,15 @@ int sbx_backend_reap(sbx_backend *b, const sbx_reap_options *opts, sbx_reap_cb c
 		return sbx__error_set(SBX_EVERSION, SBX_ERRCLASS_CORE,
 				      "reap options version %u is not known (1..%u)", opts->version,
 				      SBX_REAP_OPTIONS_VERSION);
-	return b->ops->reap(b->state, opts ? opts->tenant : NULL, opts ? opts->dry_run : 0, cb,
-			    payload);
+	struct reap_audit ra = {.b = b, .cb = cb, .payload = payload};
+	int rc;
+
+	rc = b->ops->reap(b->state, opts ? opts->tenant : NULL, opts ? opts->dry_run : 0, 0,
+			  b->audit ? reap_audit_cb : cb, b->audit ? (void *)&ra : payload);
+	if (rc >= 0 && ra.failed)
+		rc = sbx__error_set(SBX_ERROR, SBX_ERRCLASS_CORE, "%s (the sandboxes were removed)",
+				    sbx__audit_why(b->audit));
+	return rc;
 }
 
 int sbx_backend_image_exists(sbx_backend *b, const char *ref)

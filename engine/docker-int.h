@@ -20,12 +20,22 @@ struct docker {
 	int has_runsc;
 	char hostname[65];
 	char boot_id[40];
+	char *hosts_file; /* resolves allowlist names instead of the host's resolver; NULL: none */
 };
+
+struct sbx_chan;
 
 struct box {
 	char *id;
+	/* Its container name, "sbx-<hex>", and whether an egress link and
+	 * rules exist on the host for it (netpolicy/). */
+	char session[32];
+	int netpolicy;
 	pid_t pid; /* the init's host pid, for cgroup accounting; 0 if unknown */
 	int dead;  /* killed by the host (deadline or cancel): runs are refused */
+	/* The init's run channel (engine/attach.c), held by the creating handle
+	 * only; NULL: runs use docker exec. */
+	struct sbx_chan *chan;
 };
 
 /* jansson provides json_decrefp(). */
@@ -40,6 +50,14 @@ int sbx__docker_call(struct docker *d,
 		     long timeout_ms,
 		     long *status_out,
 		     json_t **out);
+/* As sbx__docker_call, with the body given as JSON text (NULL: none). */
+int sbx__docker_call_text(struct docker *d,
+			  const char *method,
+			  const char *path,
+			  const char *text,
+			  long timeout_ms,
+			  long *status_out,
+			  json_t **out);
 /* Kills the sandbox's container (it is then removed by AutoRemove) and marks it dead. */
 int sbx__docker_kill(struct docker *d, struct box *b);
 /* Runs one request in the sandbox through `sbx-init run` under docker exec. */

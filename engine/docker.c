@@ -11,11 +11,13 @@
  * fails closed: engine Warnings, a limit read back that differs, or any
  * failure after the container exists remove it before returning.
  *
- * Runs go through `docker exec` of `sbx-init run`, which puts the program in
- * its own process group under a subreaper, kills the whole tree at the
- * deadline, and reports output and status in frames (util/frame.h) on its
- * stdout. Docker has no API to kill an exec; the host keeps a deadline of
- * its own and kills the sandbox if the init does not answer in time.
+ * Runs go to the init over its attached stdio (engine/attach.c), or through
+ * `docker exec` of `sbx-init run` when that channel cannot carry them; either
+ * way the program runs in its own process group under a subreaper, its whole
+ * tree dies at the deadline, and output and status come back in frames
+ * (util/frame.h). Docker has no API to kill an exec; the host keeps a
+ * deadline of its own and kills the sandbox if the init does not answer in
+ * time.
  */
 #include <curl/curl.h>
 #include <errno.h>
@@ -34,8 +36,10 @@
 #include <sandboxio.h>
 
 #include "cgroups/cgroups-int.h"
+#include "engine/chan-int.h"
 #include "engine/docker-int.h"
 #include "engine/http-int.h"
+#include "netpolicy/netpolicy-int.h"
 #include "util/buf.h"
 #include "util/cleanup.h"
 #include "util/error-int.h"
@@ -64,9 +68,7 @@ int sbx__docker_call(struct docker *d,
 		     long *status_out,
 		     json_t **out)
 {
-	struct sbx_buf resp = {0};
-	char *text = NULL, msg[512];
-	long status = 0;
+	char *text = NULL;
 	int rc;
 
 	if (body) {
@@ -74,8 +76,25 @@ int sbx__docker_call(struct docker *d,
 		if (!text)
 			return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "encode request");
 	}
-	rc = sbx__http_call(&d->http, method, path, text, timeout_ms, &status, &resp);
+	rc = sbx__docker_call_text(d, method, path, text, timeout_ms, status_out, out);
 	free(text);
+	return rc;
+}
+
+int sbx__docker_call_text(struct docker *d,
+			  const char *method,
+			  const char *path,
+			  const char *text,
+			  long timeout_ms,
+			  long *status_out,
+			  json_t **out)
+{
+	struct sbx_buf resp = {0};
+	char msg[512];
+	long status = 0;
+	int rc;
+
+	rc = sbx__http_call(&d->http, method, path, text, timeout_ms, &status, &resp);
 	if (rc < 0) {
 		sbx__buf_clear(&resp);
 		return rc;
@@ -223,6 +242,7 @@ static void d_free(void *state)
 		return;
 	sbx__http_done(&d->http);
 	free(d->init_path);
+	free(d->hosts_file);
 	free(d->resolv_path);
 	free(d);
 }
@@ -258,13 +278,19 @@ static int d_open(void **state, const sbx_backend_options *o)
 	}
 	rt = json_object_get(json_object_get(info, "Runtimes"), "runsc");
 	d->has_runsc = rt != NULL;
+	{
+		/* Names in allowlists resolve from this file, and then from nothing else. */
+		const char *hf = o && o->version >= 4 && o->hosts_file
+					 ? o->hosts_file
+					 : secure_getenv("SANDBOXIO_HOSTS_FILE");
+		if (hf && *hf && !(d->hosts_file = strdup(hf))) {
+			d_free(d);
+			return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+		}
+	}
 	gethostname(d->hostname, sizeof(d->hostname) - 1);
 	read_boot_id(d->boot_id, sizeof(d->boot_id));
-	if (!(o && o->no_reap_at_open)) {
-		/* Best effort: an orphan left now is found by the next open or reap. */
-		sbx__docker_reap(d, NULL, 0, 1, NULL, NULL);
-		sbx__error_clear();
-	}
+	/* The reap at open is core's (core/sandbox.c), so that it is audited. */
 	*state = d;
 	return 0;
 }
@@ -284,6 +310,16 @@ static int d_check(void *state, const sbx_policy *p)
 		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_ENGINE,
 				      "the gvisor tier needs a 'runsc' runtime registered with "
 				      "dockerd, and this daemon has none");
+	if (p->allow_n) {
+		int v6_ok = 0;
+
+		if (p->min_tier == SBX_TIER_GVISOR)
+			return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_NETPOLICY,
+					      "an egress allowlist is not enforced on the gvisor "
+					      "tier: its network stack does not see a link added "
+					      "after start");
+		return sbx__netpolicy_check(p->allow, p->allow_n, &v6_ok);
+	}
 	return 0;
 }
 
@@ -392,13 +428,15 @@ create_body(struct docker *d, const sbx_policy *p, const char *session, time_t d
 	json_object_set_new(hc, "ShmSize", json_integer(shm));
 	if (p->min_tier == SBX_TIER_GVISOR)
 		json_object_set_new(hc, "Runtime", json_string("runsc"));
-	body = json_pack("{s:s, s:[s,s,s,s], s:[], s:s, s:s, s:o, s:o, s:b, s:b, s:b, s:b,"
-			 " s:b, s:s, s:o}",
+	/* The init's stdio is its run channel (engine/attach.c): stdin stays open. */
+	body = json_pack("{s:s, s:[s,s,s,s,s], s:[], s:s, s:s, s:o, s:o, s:b, s:b, s:b, s:b,"
+			 " s:b, s:b, s:b, s:s, s:o}",
 			 "Image", p->image, "Cmd", SBX_INIT_MOUNT, "pid1", "--deadline", deadline_s,
-			 "Entrypoint", "User", SBX_SANDBOX_USER, "WorkingDir", "/", "Env",
-			 env, "Labels", labels_for(d, p, session, time(NULL), deadline),
-			 "NetworkDisabled", 1, "AttachStdin", 0, "AttachStdout", 0, "AttachStderr",
-			 0, "Tty", 0, "StopSignal", "SIGKILL", "HostConfig", hc);
+			 "--channel", "Entrypoint", "User", SBX_SANDBOX_USER, "WorkingDir", "/",
+			 "Env", env, "Labels", labels_for(d, p, session, time(NULL), deadline),
+			 "NetworkDisabled", 1, "AttachStdin", 1, "AttachStdout", 1, "AttachStderr",
+			 1, "OpenStdin", 1, "StdinOnce", 0, "Tty", 0, "StopSignal", "SIGKILL",
+			 "HostConfig", hc);
 	return body;
 }
 
@@ -464,6 +502,57 @@ check_readback(struct docker *d, const char *id, const sbx_policy *p, long tmo, 
 	return 0;
 }
 
+/*
+ * Resolves the policy's allowlist on the host (netpolicy/), pins the names
+ * into the sandbox's /etc/hosts (ExtraHosts works with network none) and
+ * labels the sandbox, so that close and the reaper know it has a link and
+ * rules on the host.
+ */
+static int
+egress_plan(struct docker *d, const sbx_policy *p, struct sbx_np_plan *plan, json_t *body)
+{
+	struct sbx_host_addr *own = NULL;
+	size_t own_n = 0;
+	json_t *pins;
+	int v6_ok = 0, rc;
+
+	rc = sbx__netpolicy_check(p->allow, p->allow_n, &v6_ok);
+	if (rc == 0)
+		rc = sbx__netpolicy_host_addrs(&own, &own_n);
+	if (rc == 0)
+		rc = sbx__netpolicy_plan(plan, p->allow, p->allow_n, d->hosts_file, v6_ok, own,
+					 own_n);
+	free(own);
+	if (rc < 0)
+		return rc;
+	pins = json_array();
+	for (size_t i = 0; i < plan->pins_n; i++)
+		json_array_append_new(pins, json_string(plan->pins[i]));
+	json_object_set_new(json_object_get(body, "HostConfig"), "ExtraHosts", pins);
+	json_object_set_new(json_object_get(body, "Labels"), SBX_LABEL_PREFIX "netpolicy",
+			    json_string("veth"));
+	/* NetworkMode stays none; with NetworkDisabled the engine writes no
+	 * /etc/hosts, and the pins would be lost. */
+	json_object_set_new(body, "NetworkDisabled", json_false());
+	return 0;
+}
+
+/* Removes a sandbox's host-side egress state, keeping an earlier error. */
+static int egress_detach(const char *session, int rc)
+{
+	sbx_error saved;
+	char msg[SBX_ERROR_MSG_MAX];
+
+	if (rc == 0)
+		return sbx__netpolicy_detach(session);
+	saved = *sbx_error_last();
+	snprintf(msg, sizeof(msg), "%s", saved.message);
+	sbx__netpolicy_detach(session);
+	sbx__error_set(rc, saved.klass, "%s", msg);
+	sbx__error_http(saved.http_status);
+	return rc;
+}
+
 static long left_ms(uint64_t deadline)
 {
 	uint64_t now = sbx__mono_ms();
@@ -482,7 +571,9 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	char session[32], path[512];
 	json_t *warn;
 	struct box *b;
+	struct sbx_chan *chan = NULL;
 	long status = 0;
+	_sbx_cleanup_(sbx__netpolicy_plan_clear) struct sbx_np_plan plan = {0};
 	pid_t pid = 0;
 	int rc;
 
@@ -506,6 +597,8 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 			   time(NULL) + (time_t)(p->timeout_ms[SBX_TIMEOUT_SANDBOX] / 1000 ?: 1));
 	if (!body)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "build create request");
+	if (p->allow_n && (rc = egress_plan(d, p, &plan, body)) < 0)
+		return rc;
 	snprintf(path, sizeof(path), "/containers/create?name=%s", session);
 	rc = sbx__docker_call(d, "POST", path, body, left_ms(deadline), &status, &resp);
 	if (rc < 0)
@@ -534,6 +627,8 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 				    all);
 		goto rollback;
 	}
+	/* Attached before the start, so not a byte of the init's is missed. */
+	sbx__chan_open(d, id, &chan);
 	snprintf(path, sizeof(path), "/containers/%s/start", id);
 	rc = sbx__docker_call(d, "POST", path, NULL, left_ms(deadline), &status, NULL);
 	if (rc < 0) {
@@ -541,6 +636,15 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 		goto rollback;
 	}
 	rc = check_readback(d, id, p, left_ms(deadline), &pid);
+	if (rc < 0)
+		goto rollback;
+	if (plan.n) {
+		/* Before the sandbox is handed out: its only link, filtered on the host. */
+		rc = sbx__netpolicy_attach(session, pid, &plan);
+		if (rc < 0)
+			goto rollback;
+	}
+	rc = sbx__chan_start(&chan, deadline);
 	if (rc < 0)
 		goto rollback;
 	if (sbx__mono_ms() > deadline) {
@@ -556,11 +660,14 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	}
 	b->id = strdup(id);
 	b->pid = pid;
+	snprintf(b->session, sizeof(b->session), "%s", session);
+	b->netpolicy = plan.n > 0;
 	if (!b->id) {
 		free(b);
 		rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
 		goto rollback;
 	}
+	b->chan = SBX_STEAL(&chan);
 	*box_out = b;
 	*id_out = SBX_STEAL(&id);
 	*tier_out = p->min_tier == SBX_TIER_GVISOR ? SBX_TIER_GVISOR : SBX_TIER_CONTAINER;
@@ -571,7 +678,10 @@ rollback : {
 	char msg[SBX_ERROR_MSG_MAX];
 
 	snprintf(msg, sizeof(msg), "%s", saved.message);
+	sbx__chan_free(chan);
 	sbx__docker_remove(d, id);
+	if (plan.n)
+		sbx__netpolicy_detach(session);
 	sbx__error_set(rc, saved.klass, "%s", msg);
 	sbx__error_http(saved.http_status);
 }
@@ -659,7 +769,30 @@ d_open_box(void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier 
 		free(b);
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
 	}
+	{
+		/* The rest of the policy as it was made: image, lifetime, detached. */
+		const char *image = json_string_value(
+			json_object_get(json_object_get(info, "Config"), "Image"));
+		const char *c =
+			json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "created"));
+		const char *dl =
+			json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "deadline"));
+		long long created = 0, deadline = 0;
+
+		if (image)
+			sbx_policy_set_image(p, image);
+		if (c && dl && sscanf(c, "%lld", &created) == 1 &&
+		    sscanf(dl, "%lld", &deadline) == 1 && deadline > created)
+			sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX,
+						  (uint64_t)(deadline - created) * 1000u);
+		sbx_policy_set_detached(p,
+					sbx__label_is(labels, SBX_LABEL_PREFIX "owner-pid", "0"));
+		sbx__error_clear();
+	}
 	b->pid = (pid_t)json_integer_value(json_object_get(json_object_get(info, "State"), "Pid"));
+	snprintf(b->session, sizeof(b->session), "%s",
+		 json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "session")) ?: "");
+	b->netpolicy = sbx__label_is(labels, SBX_LABEL_PREFIX "netpolicy", "veth");
 	*box_out = b;
 	*tier_out = strcmp(json_string_value(
 				   json_object_get(json_object_get(info, "HostConfig"), "Runtime"))
@@ -677,6 +810,7 @@ static void d_release(void *state, void *box)
 	(void)state;
 	if (!b)
 		return;
+	sbx__chan_free(b->chan);
 	free(b->id);
 	free(b);
 }
@@ -689,6 +823,8 @@ static int d_destroy(void *state, void *box)
 	if (!b)
 		return 0;
 	rc = sbx__docker_remove(state, b->id);
+	if (b->netpolicy)
+		rc = egress_detach(b->session, rc);
 	d_release(state, b);
 	return rc;
 }
@@ -717,7 +853,7 @@ static int d_kill(void *state, void *box)
 
 static int d_run(void *state, void *box, const struct sbx_run_req *req, sbx_result *res)
 {
-	return sbx__docker_exec(state, box, req, res);
+	return sbx__docker_run(state, box, req, res);
 }
 
 /* ===== Listing and images ===== */
@@ -787,9 +923,10 @@ static int d_list(void *state, const char *tenant, sbx_list_cb cb, void *payload
 	return 0;
 }
 
-static int d_reap(void *state, const char *tenant, int dry_run, sbx_reap_cb cb, void *payload)
+static int
+d_reap(void *state, const char *tenant, int dry_run, int only_local, sbx_reap_cb cb, void *payload)
 {
-	return sbx__docker_reap(state, tenant, dry_run, 0, cb, payload);
+	return sbx__docker_reap(state, tenant, dry_run, only_local, cb, payload);
 }
 
 static int d_image_exists(void *state, const char *ref)

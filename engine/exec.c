@@ -24,6 +24,7 @@
 #include "util/buf.h"
 #include "util/error-int.h"
 #include "util/frame.h"
+#include "util/secmem.h"
 
 #define MUX_HDR 8
 #define MUX_FRAME_MAX (1u << 20)
@@ -31,7 +32,7 @@
 
 struct run_io {
 	const struct sbx_run_req *req;
-	struct sbx_buf out, err, diag; /* program stdout, stderr; the init's own stderr */
+	struct sbx_buf diag; /* the init's own stderr */
 	struct sbx_frame_decoder dec;
 	struct sbx_frame_exit exit;
 	int have_exit;
@@ -47,18 +48,14 @@ struct run_io {
 static int on_frame(int type, const unsigned char *p, size_t len, void *arg)
 {
 	struct run_io *io = arg;
-	struct sbx_buf *dst = NULL;
-	size_t before;
-	int stream = 0;
+	int stream = 0, rc;
 
 	switch ((enum sbx_frame_type)type) {
 	case SBX_FRAME_STDOUT:
-		dst = &io->out;
 		stream = SBX_STREAM_STDOUT;
 		break;
 	case SBX_FRAME_STDERR:
 	case SBX_FRAME_ERROR:
-		dst = &io->err;
 		stream = SBX_STREAM_STDERR;
 		break;
 	case SBX_FRAME_EXIT:
@@ -67,19 +64,13 @@ static int on_frame(int type, const unsigned char *p, size_t len, void *arg)
 		io->have_exit = 1;
 		return 0;
 	}
-	if (!dst)
+	if (!stream)
 		return -1;
-	before = dst->len;
-	if (sbx__buf_append(dst, p, len) < 0)
-		return -2;
-	/* The callback sees what is kept: the cap bounds what the host accepts. */
-	if (io->req->on_output && dst->len > before &&
-	    io->req->on_output(stream, dst->data + before, dst->len - before, io->req->payload) !=
-		    0) {
+	/* Raw output goes to core's sink, which redacts, caps and keeps it. */
+	rc = io->req->sink(io->req->sink_arg, stream, p, len);
+	if (rc == 1)
 		io->canceled = 1;
-		return 1;
-	}
-	return 0;
+	return rc;
 }
 
 /* Feeds bytes of the Engine's multiplexed stream: [type,0,0,0,len(4)] payload. */
@@ -122,30 +113,90 @@ static int demux(struct run_io *io, const unsigned char *p, size_t n)
 	return 0;
 }
 
+/* The exec request without its Env. */
 static json_t *exec_body(const struct sbx_run_req *req)
 {
 	char dl[32];
-	json_t *cmd, *env;
+	json_t *cmd;
 
 	snprintf(dl, sizeof(dl), "%llu", (unsigned long long)req->timeout_ms);
 	cmd = json_pack("[s,s,s,s,s,s,s]", SBX_INIT_MOUNT, "run", "--deadline-ms", dl, "--cwd",
 			req->workdir, "--");
-	env = json_array();
-	if (!cmd || !env)
-		goto fail;
+	if (!cmd)
+		return NULL;
 	for (size_t i = 0; req->argv[i]; i++)
-		if (json_array_append_new(cmd, json_string(req->argv[i])) < 0)
-			goto fail;
+		if (json_array_append_new(cmd, json_string(req->argv[i])) < 0) {
+			json_decref(cmd);
+			return NULL;
+		}
+	return json_pack("{s:b,s:b,s:b,s:b,s:o,s:s,s:s,s:b}", "AttachStdin", 1, "AttachStdout", 1,
+			 "AttachStderr", 1, "Tty", 0, "Cmd", cmd, "User", SBX_SANDBOX_USER,
+			 "WorkingDir", "/", "Privileged", 0);
+}
+
+/*
+ * The exec request as JSON text in locked memory (util/secmem.h). Its Env
+ * may hold secrets, so they are escaped straight into this buffer, which is
+ * wiped after the call, and never pass through jansson's unwiped copies.
+ * The per-run exec Env is the one place where Docker keeps a value out of
+ * every record it shows: exec and container inspect, and the container's
+ * config on disk (tests/contract/test_docker_secrets.c checks each).
+ */
+static char *exec_text(const struct sbx_run_req *req, size_t *size_out)
+{
+	_cleanup_json_ json_t *body = exec_body(req);
+	_sbx_cleanup_free_ char *rest = NULL;
+	size_t need, o = 0;
+	char *t;
+
+	if (body)
+		rest = json_dumps(body, JSON_COMPACT);
+	if (!rest || rest[0] != '{') {
+		sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "build exec request");
+		return NULL;
+	}
+	need = strlen("{\"Env\":[],") + strlen(rest + 1) + 1;
 	for (size_t i = 0; req->env && req->env[i]; i++)
-		if (json_array_append_new(env, json_string(req->env[i])) < 0)
-			goto fail;
-	return json_pack("{s:b,s:b,s:b,s:b,s:o,s:o,s:s,s:s,s:b}", "AttachStdin", 1, "AttachStdout",
-			 1, "AttachStderr", 1, "Tty", 0, "Cmd", cmd, "Env", env, "User",
-			 SBX_SANDBOX_USER, "WorkingDir", "/", "Privileged", 0);
-fail:
-	json_decref(cmd);
-	json_decref(env);
-	return NULL;
+		need += sbx__json_escaped_len(req->env[i], strlen(req->env[i])) + 3;
+	t = sbx__secmem_alloc(need);
+	if (!t) {
+		sbx__error_os(SBX_EDENIED, errno,
+			      "cannot lock memory for the run's environment (RLIMIT_MEMLOCK)");
+		return NULL;
+	}
+	o += (size_t)sprintf(t, "{\"Env\":[");
+	for (size_t i = 0; req->env && req->env[i]; i++) {
+		if (i)
+			t[o++] = ',';
+		t[o++] = '"';
+		o += sbx__json_escape(t + o, req->env[i], strlen(req->env[i]));
+		t[o++] = '"';
+	}
+	o += (size_t)sprintf(t + o, "],%s", rest + 1);
+	*size_out = need;
+	return t;
+}
+
+/*
+ * With debug logging on, dockerd writes the body of each small POST to its
+ * log ("form data"), an exec's Env included. A secret would then be on the
+ * daemon's disk, so runs with secrets are refused on such a daemon.
+ */
+static int refuse_debug_daemon(struct docker *d)
+{
+	_cleanup_json_ json_t *info = NULL;
+	long status = 0;
+	int rc;
+
+	rc = sbx__docker_call(d, "GET", "/info", NULL, 0, &status, &info);
+	if (rc < 0)
+		return rc;
+	if (!json_is_false(json_object_get(info, "Debug")))
+		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_ENGINE,
+				      "secrets are refused: dockerd runs with debug logging (or "
+				      "does not say it does not), which writes each exec's "
+				      "environment to the daemon's log");
+	return 0;
 }
 
 static void fill_result(struct run_io *io, sbx_result *res)
@@ -195,7 +246,7 @@ int sbx__docker_exec(struct docker *d,
 		     const struct sbx_run_req *req,
 		     sbx_result *res)
 {
-	_cleanup_json_ json_t *body = NULL, *resp = NULL;
+	_cleanup_json_ json_t *resp = NULL;
 	struct sbx_hijack hj = {.fd = -1};
 	struct run_io io = {.req = req};
 	const unsigned char *in = req->stdin_data;
@@ -206,22 +257,25 @@ int sbx__docker_exec(struct docker *d,
 	int rc = 0, eof = 0, host_timeout = 0, have_u0;
 	sbx_cgroup_usage u0, u1;
 	unsigned char buf[65536];
+	size_t text_size = 0;
+	char *text;
 
 	if (__atomic_load_n(&b->dead, __ATOMIC_SEQ_CST))
 		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
 				      "sandbox %.12s was killed at an earlier deadline or cancel",
 				      b->id);
+	if (req->has_secrets && (rc = refuse_debug_daemon(d)) < 0)
+		return rc;
 	deadline = start + req->timeout_ms + SBX_RUN_GRACE_MS;
-	io.out.cap = (size_t)req->output_cap;
-	io.err.cap = (size_t)req->output_cap;
 	io.diag.cap = INIT_DIAG_MAX;
 	sbx__frame_decoder_init(&io.dec);
 	have_u0 = b->pid > 0 && sbx__cgroup_read_usage(&u0, "/sys/fs/cgroup", "/proc", b->pid) == 0;
-	body = exec_body(req);
-	if (!body)
-		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "build exec request");
+	text = exec_text(req, &text_size);
+	if (!text)
+		return sbx__error_code();
 	snprintf(path, sizeof(path), "/containers/%s/exec", b->id);
-	rc = sbx__docker_call(d, "POST", path, body, 0, &status, &resp);
+	rc = sbx__docker_call_text(d, "POST", path, text, 0, &status, &resp);
+	sbx__secmem_free(text, text_size);
 	if (rc == SBX_ENOTFOUND || (rc < 0 && status == 409))
 		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
 				      "sandbox %.12s is gone or not running (its deadline may "
@@ -231,8 +285,9 @@ int sbx__docker_exec(struct docker *d,
 		return rc;
 	if (!json_is_string(json_object_get(resp, "Id")))
 		return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE, "exec: no Id in answer");
-	snprintf(path, sizeof(path), "/exec/%.128s/start",
+	snprintf(exec_id, sizeof(exec_id), "%.128s",
 		 json_string_value(json_object_get(resp, "Id")));
+	snprintf(path, sizeof(path), "/exec/%s/start", exec_id);
 	snprintf(body_start, sizeof(body_start), "{\"Detach\":false,\"Tty\":false}");
 	rc = sbx__http_hijack(&d->http, path, body_start, 0, &hj);
 	if (rc < 0)
@@ -287,6 +342,8 @@ int sbx__docker_exec(struct docker *d,
 	res->duration_ms = sbx__mono_ms() - start;
 	if (rc == 1 && io.canceled) {
 		sbx__docker_kill(d, b);
+		if (req->ended)
+			*req->ended = SBX__ENDED_KILLED;
 		rc = sbx__error_set(SBX_ECANCELED, SBX_ERRCLASS_ENGINE,
 				    "run canceled by the output callback; sandbox %.12s was killed",
 				    b->id);
@@ -299,6 +356,8 @@ int sbx__docker_exec(struct docker *d,
 	if (rc < 0 && sbx__error_code() == SBX_OK) {
 		/* A protocol violation: the sandbox is not trusted any further. */
 		sbx__docker_kill(d, b);
+		if (req->ended)
+			*req->ended = SBX__ENDED_ERROR;
 		rc = sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_INIT,
 				    "sandbox %.12s broke the run protocol, so it was killed",
 				    b->id);
@@ -309,6 +368,8 @@ int sbx__docker_exec(struct docker *d,
 	if (host_timeout) {
 		/* The init did not end the run by its deadline: end the sandbox. */
 		sbx__docker_kill(d, b);
+		if (req->ended)
+			*req->ended = SBX__ENDED_TIMEOUT;
 		io.exit = (struct sbx_frame_exit){.status = SBX_FRAME_ST_TIMEOUT, .code = 124};
 		io.have_exit = 1;
 	}
@@ -336,25 +397,11 @@ int sbx__docker_exec(struct docker *d,
 	}
 	if (io.exit.flags & SBX_FRAME_F_OOM)
 		res->limits_hit |= SBX_HIT_MEMORY;
-	if (io.out.truncated || io.err.truncated)
-		res->limits_hit |= SBX_HIT_OUTPUT;
 	if (res->status == SBX_RUN_TIMEOUT)
 		res->limits_hit |= SBX_HIT_TIMEOUT;
-	res->stdout_len = io.out.len;
-	res->stderr_len = io.err.len;
-	res->stdout_total = io.out.total;
-	res->stderr_total = io.err.total;
-	res->stdout_truncated = io.out.truncated;
-	res->stderr_truncated = io.err.truncated;
-	res->stdout_data = sbx__buf_steal(&io.out);
-	res->stderr_data = sbx__buf_steal(&io.err);
-	if (!res->stdout_data || !res->stderr_data)
-		rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
-	else
-		rc = 0;
+	/* The output fields are filled by core (core/output.c). */
+	rc = 0;
 out:
-	sbx__buf_clear(&io.out);
-	sbx__buf_clear(&io.err);
 	sbx__buf_clear(&io.diag);
 	return rc;
 }

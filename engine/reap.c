@@ -21,6 +21,7 @@
 #include <sandboxio.h>
 
 #include "engine/docker-int.h"
+#include "netpolicy/netpolicy-int.h"
 #include "util/error-int.h"
 
 int sbx__proc_start_time(pid_t pid, unsigned long long *out)
@@ -105,6 +106,19 @@ static sbx_reap_reason judge(struct docker *d, json_t *labels, const char **why)
 	return 0;
 }
 
+/* Whether the sandbox named session still exists (for the netpolicy sweep). */
+static int session_alive(const char *session, void *payload)
+{
+	char path[128];
+	long status = 0;
+	int rc;
+
+	snprintf(path, sizeof(path), "/containers/%s/json", session);
+	rc = sbx__docker_call(payload, "GET", path, NULL, 0, &status, NULL);
+	sbx__error_clear();
+	return rc == 0 ? 1 : rc == SBX_ENOTFOUND ? 0 : -1;
+}
+
 int sbx__docker_reap(struct docker *d,
 		     const char *tenant,
 		     int dry_run,
@@ -145,6 +159,11 @@ int sbx__docker_reap(struct docker *d,
 		};
 		if (reason != SBX_REAP_SKIPPED && !dry_run) {
 			if (sbx__docker_remove(d, id) == 0) {
+				/* Its link went with it; its rules go now. */
+				if (sbx__label_is(labels, SBX_LABEL_PREFIX "netpolicy", "veth") &&
+				    sbx__netpolicy_detach(json_string_value(json_object_get(
+					    labels, SBX_LABEL_PREFIX "session"))) < 0)
+					sbx__error_clear();
 				info.removed = 1;
 				count++;
 			} else {
@@ -158,5 +177,8 @@ int sbx__docker_reap(struct docker *d,
 		if (cb && cb(&info, payload) != 0)
 			break;
 	}
+	/* What sandboxes that are gone left on the host (links, rules). */
+	if (!dry_run && sbx__netpolicy_sweep(session_alive, d) < 0)
+		sbx__error_clear();
 	return count;
 }

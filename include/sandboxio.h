@@ -18,8 +18,10 @@
 #define SANDBOXIO_H
 
 #include "sandboxio/common.h"
+#include "sandboxio/config.h"
 #include "sandboxio/errors.h"
 #include "sandboxio/policy.h"
 #include "sandboxio/sandbox.h"
+#include "sandboxio/secret.h"
 
 #endif

@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 PKGS="build-essential pkg-config clang-format libcurl4-openssl-dev libjansson-dev
-libcmocka-dev libmicrohttpd-dev libnl-3-dev libnl-route-3-dev libseccomp-dev libcap-dev
+libcmocka-dev libmicrohttpd-dev libnl-3-dev libnl-route-3-dev libnftables-dev libseccomp-dev libcap-dev
 docker.io mmdebstrap iproute2 nftables python3 python3-docker curl"
 
 SUDO=""

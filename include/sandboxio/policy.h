@@ -161,6 +161,72 @@ SBX_EXTERN int sbx_policy_set_detached(sbx_policy *p, int detached);
 /** Whether the policy makes detached sandboxes. */
 SBX_EXTERN int sbx_policy_detached(const sbx_policy *p);
 
+/* ===== Egress allowlist =====
+ *
+ * ^A new policy allows no egress at all: no address, no name, no DNS. Each
+ * entry opens one destination, on one port (TCP and UDP) or on every port
+ * and protocol (port 0); nothing else is reachable. ^Repeating an entry is a
+ * no-op; at most 64 entries (SBX_ETOOBIG). How the docker backend enforces
+ * them, and what they leave open: docs/threat-model.md.
+ */
+
+/**
+ * Allows egress to a host name: TCP and UDP to port, or everything when 0.
+ *
+ * The name is resolved on the host when the sandbox is created (from the
+ * backend's hosts_file when one is given, and then nowhere else) and its
+ * addresses are pinned into the sandbox's /etc/hosts; ^the sandbox gets no
+ * resolver, so no other name resolves inside it and DNS is not a channel.
+ * Addresses that change after create are not followed.
+ * ^Refused with SBX_EINVALID: an empty name, more than 253 bytes, a label
+ * that is empty, over 63 bytes or starts or ends with '-', a character other
+ * than letters, digits, '-' and '.', an all-digit last label, a wildcard
+ * ('*'), an address (use sbx_policy_allow_cidr()), and "localhost".
+ * ^At create, a name that resolves to a loopback, link-local, cloud metadata,
+ * multicast or one of the host's own addresses is refused with SBX_EDENIED,
+ * and one with no address with SBX_ENOTFOUND. The name is copied.
+ * Returns: 0, SBX_EINVALID, SBX_ETOOBIG, SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_policy_allow_host(sbx_policy *p, const char *name, uint16_t port);
+
+/**
+ * Allows egress to an IPv4 or IPv6 prefix ("198.51.100.0/24",
+ * "2001:db8::/32", or one address such as "198.51.100.7"): TCP and UDP to
+ * port, or everything when port is 0.
+ *
+ * ^Refused with SBX_EINVALID: an empty string, text that is not an address,
+ * a prefix length that is not decimal or out of range, host bits set beyond
+ * the prefix length (the message names the prefix meant), a prefix of
+ * length 0, a wildcard, and prefixes inside ranges a sandbox never reaches:
+ * 0.0.0.0/8, 127.0.0.0/8, 224.0.0.0/4, 240.0.0.0/4, ::/128, ::1/128,
+ * ::ffff:0:0/96, ff00::/8, and the sandbox links 169.254.64.0/18 and
+ * fd73:6278::/32. ^Link-local addresses (169.254.0.0/16, fe80::/10), cloud
+ * metadata (169.254.169.254, fd00:ec2::254) and the host's own addresses
+ * stay denied unless an entry names them explicitly: a prefix inside the
+ * link-local range, or exactly one address (/32, /128); a wider prefix that
+ * merely contains them does not open them. ^A backend that cannot enforce an
+ * IPv6 entry (docker: IPv6 forwarding off on the host) refuses the create
+ * with SBX_EUNSUPPORTED. Returns: 0, SBX_EINVALID, SBX_ETOOBIG, SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_policy_allow_cidr(sbx_policy *p, const char *cidr, uint16_t port);
+
+/**
+ * As sbx_policy_allow_host(), from "NAME[:PORT]" (the CLI's --allow-host).
+ * ^A port that is 0, not decimal or above 65535 is refused.
+ */
+SBX_EXTERN int sbx_policy_allow_host_spec(sbx_policy *p, const char *spec);
+
+/**
+ * As sbx_policy_allow_cidr(), from "CIDR[:PORT]" (the CLI's --allow-cidr):
+ * "198.51.100.0/24", "198.51.100.0/24:443", "198.51.100.7:443",
+ * "2001:db8::/32:443", "[2001:db8::1]:443", "2001:db8::1".
+ * ^A port that is 0, not decimal or above 65535 is refused.
+ */
+SBX_EXTERN int sbx_policy_allow_cidr_spec(sbx_policy *p, const char *spec);
+
+/** The number of allowlist entries; 0 means no egress. */
+SBX_EXTERN size_t sbx_policy_allow_count(const sbx_policy *p);
+
 /** Names a tier: "container", "gvisor", "microvm"; NULL for an unknown value. */
 SBX_EXTERN const char *sbx_tier_name(sbx_tier tier);
 

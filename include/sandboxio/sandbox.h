@@ -11,7 +11,9 @@
 #define SANDBOXIO_SANDBOX_H
 
 #include "common.h"
+#include "config.h"
 #include "policy.h"
+#include "secret.h"
 
 SBX_BEGIN_DECL
 
@@ -19,6 +21,15 @@ typedef struct sbx_backend sbx_backend;
 typedef struct sbx_sandbox sbx_sandbox;
 
 /* ===== Backends ===== */
+
+/**
+ * Receives one audit event (docs/audit.md): a JSON object on one line,
+ * without the newline, already redacted. Called on the thread of the
+ * operation it records, before that operation returns; return 0 when the
+ * event is safe, non-zero to fail the operation closed (see
+ * sbx_backend_options.audit_path).
+ */
+typedef int (*sbx_audit_cb)(const char *line, size_t len, void *payload);
 
 typedef struct {
 	unsigned int version;
@@ -32,9 +43,39 @@ typedef struct {
 	uint32_t api_timeout_ms;
 	/** Non-zero: do not reap this host's orphaned sandboxes at open. */
 	int no_reap_at_open;
+	/** Version 2. The operator config every sandbox of this backend is
+	 *  merged with and bounded by (sandboxio/config.h); NULL: the built-in
+	 *  config. ^The backend keeps its own reference. */
+	const sbx_config *config;
+	/** Version 3. Audit events (docs/audit.md) of this backend's sandboxes
+	 *  are appended to this file, one JSON object per line; NULL: none.
+	 *  ^It is opened O_APPEND and created 0600; ^an existing file that is
+	 *  not a regular file of the effective user, or that grants group or
+	 *  others any permission, refuses the open with SBX_EDENIED. ^Each
+	 *  event is written whole with one write(2) and synced (fdatasync)
+	 *  before the operation it records returns; ^when it cannot be, the
+	 *  operation fails closed: a create removes its sandbox, a run returns
+	 *  an error instead of its result. Copied. */
+	const char *audit_path;
+	/** Version 3. Audit events are also given to this callback; NULL: none. */
+	sbx_audit_cb audit_cb;
+	void *audit_payload;
+	/** Version 3. A W3C traceparent ("00-<trace id>-<span id>-<flags>") that
+	 *  every sandbox span of this backend becomes a child of, so that the
+	 *  work joins the caller's trace (docs/tracing.md); NULL: a new trace
+	 *  per sandbox. ^A malformed value is ignored, never an error. Spans
+	 *  exist only when OTEL_EXPORTER_OTLP_ENDPOINT or
+	 *  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set. Copied. */
+	const char *traceparent;
+	/** Version 4. docker: a hosts(5)-format file ("ADDRESS NAME...") that
+	 *  resolves the names of egress allowlists (sbx_policy_allow_host()) at
+	 *  create instead of the host's resolver; ^when one is set, no name is
+	 *  looked up anywhere else. NULL: $SANDBOXIO_HOSTS_FILE when set, else
+	 *  the host's resolver (getaddrinfo). Copied. */
+	const char *hosts_file;
 } sbx_backend_options;
 
-#define SBX_BACKEND_OPTIONS_VERSION 1
+#define SBX_BACKEND_OPTIONS_VERSION 4
 #define SBX_BACKEND_OPTIONS_INIT                                                                   \
 	{                                                                                          \
 		.version = SBX_BACKEND_OPTIONS_VERSION                                             \
@@ -50,11 +91,12 @@ SBX_EXTERN int sbx_backend_options_init(sbx_backend_options *opts, unsigned int 
  * path gives SBX_EUNAVAILABLE with a message naming the socket. ^Then reaps
  * this host's orphans (sandboxes whose owner process is gone, or whose
  * deadline passed), unless opts->no_reap_at_open is set; a failure to reap
- * does not fail the open.
+ * does not fail the open. ^A config (opts->config) whose "backends" does
+ * not list this backend refuses the open with SBX_EDENIED.
  * @param[out] out written only on success.
  * Ownership: free with sbx_backend_free() after every sandbox is closed.
  * Returns: 0, SBX_EINVALID, SBX_EVERSION, SBX_EUNSUPPORTED (unknown name),
- * SBX_EUNAVAILABLE, SBX_EENGINE, SBX_ENOMEM.
+ * SBX_EDENIED, SBX_EUNAVAILABLE, SBX_EENGINE, SBX_ENOMEM.
  */
 SBX_EXTERN int
 sbx_backend_open(sbx_backend **out, const char *name, const sbx_backend_options *opts);
@@ -65,16 +107,30 @@ SBX_EXTERN void sbx_backend_free(sbx_backend *b);
 /** The backend's name ("docker"). Lent for the handle's lifetime. */
 SBX_EXTERN const char *sbx_backend_name(const sbx_backend *b);
 
+/**
+ * How many spans this backend could not export so far: the exporter's
+ * queue was full, the collector did not take them, or they were still
+ * queued when the backend was freed. ^Export never fails and never blocks
+ * a sandbox operation; this counter is where its failures show. 0 when
+ * tracing is off.
+ */
+SBX_EXTERN uint64_t sbx_backend_spans_dropped(const sbx_backend *b);
+
 /* ===== Sandboxes ===== */
 
 /**
  * Creates and starts a sandbox under a policy.
  *
- * The backend first checks that it can enforce every control the policy
- * asks for, and ^refuses with SBX_EUNSUPPORTED what it cannot (it never
- * accepts and ignores). ^If the engine reports that it could not apply a
- * limit, the sandbox is removed and the call fails with SBX_EDENIED naming
- * the limit. ^On any failure nothing is left behind. The policy is copied.
+ * The policy is first merged with the backend's operator config
+ * (sbx_config_apply()): ^a value the policy set beyond a ceiling, an image,
+ * backend or egress entry the config does not permit, or a missing tenant
+ * id the config requires is refused with SBX_EDENIED naming the ceiling and
+ * the config file, and nothing is created. The backend then checks that
+ * it can enforce every control the merged policy asks for, and ^refuses
+ * with SBX_EUNSUPPORTED what it cannot (it never accepts and ignores).
+ * ^If the engine reports that it could not apply a limit, the sandbox is
+ * removed and the call fails with SBX_EDENIED naming the limit. ^On any
+ * failure nothing is left behind. The policy is copied.
  *
  * @param[out] out written only on success.
  * Ownership: close with sbx_sandbox_close() (kills and removes) or
@@ -89,7 +145,9 @@ SBX_EXTERN int sbx_sandbox_create(sbx_sandbox **out, sbx_backend *b, const sbx_p
 /**
  * Opens a handle on a sandbox that this library created earlier (from
  * sbx_sandbox_id()). ^A container not labelled as a sandboxio sandbox is
- * SBX_ENOTFOUND. Runs use the limits recorded in its labels.
+ * SBX_ENOTFOUND. Runs use the limits recorded in its labels. ^Runs on such a
+ * handle go through docker exec (sbx_result.path says so): only the handle
+ * that created a sandbox holds its init's run channel.
  * Returns: 0, SBX_EINVALID, SBX_ENOTFOUND, SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ENOMEM.
  */
 SBX_EXTERN int sbx_sandbox_open(sbx_sandbox **out, sbx_backend *b, const char *id);
@@ -147,6 +205,12 @@ SBX_EXTERN const char *sbx_run_status_name(sbx_run_status st);
  * are counted but reach neither the callback nor the result). Return 0 to
  * go on, non-zero to cancel the run: ^the sandbox is killed (Docker cannot
  * kill one exec) and the run returns SBX_ECANCELED.
+ *
+ * ^The callback sees output already redacted (unless raw_output is set),
+ * exactly the bytes the result keeps. While any secret is alive in the
+ * process, up to one window of output (three times the longest secret) is
+ * held back until more arrives, so that a secret split across two chunks is
+ * still caught; the rest comes at the end of the run.
  */
 typedef int (*sbx_output_cb)(int stream, const char *data, size_t len, void *payload);
 
@@ -166,9 +230,22 @@ typedef struct {
 	/** Streaming callback, called on the calling thread; NULL: none. */
 	sbx_output_cb on_output;
 	void *payload;
+	/** Version 2. Secrets given to this run's program as environment
+	 *  variables (sandboxio/secret.h); NULL: none. Lent: must outlive the
+	 *  call. ^A name that is also a plain variable of the run is refused. */
+	const sbx_secrets *secrets;
+	/** Version 2. Non-zero: stdout and stderr (result and callback) are
+	 *  not redacted. ^By default every registered secret, and its base64
+	 *  and percent-encoded forms, is replaced by "<redacted>" in them.
+	 *  Records (errors, audit events, spans) are redacted regardless. */
+	int raw_output;
+	/** Version 2. A W3C traceparent whose span this run's span becomes a
+	 *  child of (an agent's tool call, say); NULL: the sandbox's span.
+	 *  ^A malformed value is ignored. Copied. */
+	const char *traceparent;
 } sbx_run_options;
 
-#define SBX_RUN_OPTIONS_VERSION 1
+#define SBX_RUN_OPTIONS_VERSION 2
 #define SBX_RUN_OPTIONS_INIT                                                                       \
 	{                                                                                          \
 		.version = SBX_RUN_OPTIONS_VERSION                                                 \
@@ -196,7 +273,17 @@ typedef struct {
 	uint64_t cpu_system_us;
 	uint64_t max_rss_kb;	 /* largest resident set of a process in the tree */
 	unsigned int limits_hit; /* SBX_HIT_* bits: which caps the run ran into */
+	/** How the run reached the sandbox: an SBX_RUN_PATH_* value. ^A docker
+	 *  sandbox this handle created runs over the init's channel; ^a handle
+	 *  from sbx_sandbox_open(), a channel that is gone, busy (another thread
+	 *  in a run) or broken, or a request past the channel's bounds uses
+	 *  docker exec, and this says so. */
+	unsigned int path;
 } sbx_result;
+
+#define SBX_RUN_PATH_UNKNOWN 0u /* a backend that does not say */
+#define SBX_RUN_PATH_CHANNEL 1u /* the init's run channel on the attached stdio */
+#define SBX_RUN_PATH_EXEC 2u	/* docker exec of the init's run mode */
 
 #define SBX_HIT_MEMORY 1u  /* the memory cgroup killed a process (OOM) */
 #define SBX_HIT_PIDS 2u	   /* a fork or thread creation was refused by the pids cap */
@@ -249,7 +336,10 @@ SBX_EXTERN int sbx_sandbox_write_file(
 	sbx_sandbox *s, const char *path, const void *data, size_t len, unsigned int mode);
 
 /**
- * Reads a file from the sandbox, at most max bytes (0: 64 MiB).
+ * Reads a file from the sandbox, at most max bytes (0: 64 MiB). Like run
+ * output, the bytes pass the redactor: while a secret is alive, its value
+ * and encoded forms in the file come back as "<redacted>" (read a file raw
+ * with sbx_sandbox_run() of cat and raw_output).
  * @param[out] out the bytes, NUL-terminated; free with sbx_free().
  * @param[out] len_out its length.
  * Returns: 0, SBX_EINVALID, SBX_ENOTFOUND, SBX_EDENIED, SBX_ETOOBIG, SBX_EENGINE, SBX_ENOMEM.

@@ -73,6 +73,32 @@ json_t *t_engine_request(const char *method, const char *path, const char *body,
 	return j;
 }
 
+char *t_engine_text(const char *method, const char *path, long *status)
+{
+	struct body b = {0};
+	char url[2048];
+	CURL *c = curl_easy_init();
+	CURLcode cc;
+
+	*status = 0;
+	snprintf(url, sizeof(url), "http://localhost/v1.41%s", path);
+	curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, "/var/run/docker.sock");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	cc = curl_easy_perform(c);
+	if (cc == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+	curl_easy_cleanup(c);
+	if (cc != CURLE_OK) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p ? b.p : calloc(1, 1);
+}
+
 int t_engine_count_label(const char *label)
 {
 	char filt[512], path[1024];

@@ -15,6 +15,11 @@ json_t *t_engine_get(const char *path, long *status);
 /* Any request on the Engine with an optional JSON body; returns the decoded
  * answer (may be NULL for empty bodies) with *status set. */
 json_t *t_engine_request(const char *method, const char *path, const char *body, long *status);
+/* Any request on the Engine; returns the answer's body as text (caller
+ * frees; "" when empty, NULL when the daemon could not be reached), for
+ * answers that are not one JSON document (/events) or must be searched as
+ * bytes. */
+char *t_engine_text(const char *method, const char *path, long *status);
 /* Number of containers (running or not) carrying label key=value. */
 int t_engine_count_label(const char *label);
 /* 1 when the daemon answers and the default image is present; tests skip otherwise. */
