@@ -8,7 +8,12 @@
  * build/sbx-init). Otherwise the library decides.
  *
  * Opening a backend reaps this host's orphans, except for `reap`, which
- * reaps itself so that it can report (or, with --dry-run, only report).
+ * reaps itself so that it can report (or, with --dry-run, only report), and
+ * `doctor`, which only looks. --hosts-file is passed on as the backend's
+ * hosts_file: the only place the names of an allowlist are then resolved.
+ * --audit-log is the backend's audit_path, and $TRACEPARENT its traceparent
+ * (the library reads the OTEL_* variables itself). Every backend but
+ * doctor's is bound by the operator config (cli/config.c).
  *
  * The README's one command (`sandboxio run -- ...`) must work on a machine
  * where the default image was never built, so run, run-code and create build
@@ -40,24 +45,72 @@ static const char *local_init(char *buf, size_t size)
 	return access(buf, F_OK) == 0 ? buf : NULL;
 }
 
-int cli_backend_open(const struct cli_opts *o, sbx_backend **out)
+/*
+ * The backend options of o's command. init (size bytes) holds the path of
+ * an init next to our executable when bo ends up pointing at it.
+ */
+int cli_backend_options(const struct cli_opts *o, sbx_backend_options *bo, char *init, size_t size)
+{
+	const char *tp;
+
+	if (sbx_backend_options_init(bo, SBX_BACKEND_OPTIONS_VERSION) < 0)
+		return -1;
+	bo->socket_path = o->socket;
+	bo->hosts_file = o->hosts_file;
+	bo->audit_path = o->audit_log;
+	tp = getenv("TRACEPARENT");
+	bo->traceparent = tp && *tp ? tp : NULL;
+	if (o->cmd == CMD_RUN || o->cmd == CMD_RUN_CODE || o->cmd == CMD_CREATE ||
+	    o->cmd == CMD_DOCTOR)
+		bo->init_path = local_init(init, size);
+	/* doctor only looks: it removes nothing but its own sandbox. */
+	bo->no_reap_at_open = o->cmd == CMD_REAP || o->cmd == CMD_DOCTOR;
+	return 0;
+}
+
+/*
+ * Opens the docker backend bound by cfg, the operator config of
+ * cli_config_load(); NULL: the config is loaded here. The backend keeps a
+ * reference of its own, so the caller may free cfg right after.
+ */
+int cli_backend_open(const struct cli_opts *o, const sbx_config *cfg, sbx_backend **out)
 {
 	sbx_backend_options bo;
+	sbx_config *own = NULL;
 	char init[PATH_MAX];
+	int rc = 0;
 
-	if (sbx_backend_options_init(&bo, SBX_BACKEND_OPTIONS_VERSION) < 0) {
-		cli_print_lib_error(o);
-		return CLI_EXIT_FAIL;
+	if (!cfg) {
+		rc = cli_config_load(o, &own);
+		if (rc)
+			return rc;
+		cfg = own;
 	}
-	bo.socket_path = o->socket;
-	if (o->cmd == CMD_RUN || o->cmd == CMD_RUN_CODE || o->cmd == CMD_CREATE)
-		bo.init_path = local_init(init, sizeof(init));
-	bo.no_reap_at_open = o->cmd == CMD_REAP;
-	if (sbx_backend_open(out, "docker", &bo) < 0) {
+	if (cli_backend_options(o, &bo, init, sizeof(init)) < 0) {
 		cli_print_lib_error(o);
-		return CLI_EXIT_FAIL;
+		rc = CLI_EXIT_FAIL;
+	} else {
+		bo.config = cfg;
+		if (sbx_backend_open(out, CLI_BACKEND, &bo) < 0) {
+			cli_print_lib_error(o);
+			rc = CLI_EXIT_FAIL;
+		}
 	}
-	return 0;
+	sbx_config_free(own);
+	return rc;
+}
+
+/* The socket the library uses: --socket, else $DOCKER_HOST's unix path,
+ * else the default (as sbx_backend_options.socket_path says). */
+const char *cli_socket_path(const struct cli_opts *o)
+{
+	const char *env = getenv("DOCKER_HOST");
+
+	if (o->socket)
+		return o->socket;
+	if (env && *env)
+		return strncmp(env, "unix://", 7) == 0 ? env + 7 : env;
+	return "/var/run/docker.sock";
 }
 
 int cli_ensure_image(const struct cli_opts *o, sbx_backend *b, const char *ref)

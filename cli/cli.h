@@ -20,6 +20,7 @@
 #define CLI_EXIT_KILLED 137
 
 #define CLI_DEFAULT_IMAGE "sandboxio/python:3.11"
+#define CLI_BACKEND "docker"
 
 enum cli_cmd {
 	CMD_NONE = 0,
@@ -32,7 +33,21 @@ enum cli_cmd {
 	CMD_REAP,
 	CMD_IMAGE_BUILD,
 	CMD_VERSION,
+	CMD_DOCTOR,
+	CMD_CONFIG,
 	CMD_HELP
+};
+
+/* One --allow-host NAME[:PORT] or --allow-cidr CIDR[:PORT], as given. */
+struct cli_allow {
+	int cidr;
+	const char *spec;
+};
+
+/* One --secret NAME or --secret-file NAME=PATH, as given. */
+struct cli_secret {
+	int file;
+	const char *spec;
 };
 
 /* The command line as given: option values are kept as text and converted
@@ -44,7 +59,12 @@ struct cli_opts {
 	int help;
 	int version;
 	int dry_run;
+	int effective;	    /* config --effective */
+	const char *config; /* --config PATH; NULL: the library's search */
 	const char *socket;
+	const char *hosts_file;
+	const char *audit_log; /* --audit-log PATH */
+	int no_redact;	       /* --no-redact-output */
 	const char *image;
 	const char *timeout;
 	const char *create_timeout;
@@ -63,6 +83,13 @@ struct cli_opts {
 	const char *ref;
 	const char **env; /* NAME=VALUE, env_n of them, NULL-terminated */
 	size_t env_n;
+	struct cli_allow *allow; /* in the order given, allow_n of them */
+	size_t allow_n;
+	struct cli_secret *secret; /* in the order given, secret_n of them */
+	size_t secret_n;
+	/* The values of secret, read by cli_secrets_load() and freed by
+	 * cli_opts_free(); NULL when no secret is given. */
+	sbx_secrets *secrets;
 	const char *id; /* exec: the sandbox id */
 	char **args;	/* what follows the options */
 	int nargs;
@@ -72,8 +99,14 @@ struct cli_opts {
 int cli_parse_global(struct cli_opts *o, int argc, char **argv, int *i);
 int cli_parse_command(struct cli_opts *o, int argc, char **argv, int *i);
 void cli_opts_free(struct cli_opts *o);
-int cli_build_policy(const struct cli_opts *o, sbx_policy **out);
+int cli_build_policy(const struct cli_opts *o,
+		     const sbx_config *cfg,
+		     sbx_policy **out,
+		     sbx_policy **effective);
 int cli_run_timeout(const struct cli_opts *o, uint64_t *ms);
+
+/* secret.c */
+int cli_secrets_load(struct cli_opts *o);
 
 /* output.c */
 void cli_print_lib_error(const struct cli_opts *o);
@@ -99,7 +132,9 @@ int cli_watch_start(sbx_sandbox *s);
 void cli_watch_stop(void);
 
 /* backend.c */
-int cli_backend_open(const struct cli_opts *o, sbx_backend **out);
+int cli_backend_options(const struct cli_opts *o, sbx_backend_options *bo, char *init, size_t size);
+int cli_backend_open(const struct cli_opts *o, const sbx_config *cfg, sbx_backend **out);
+const char *cli_socket_path(const struct cli_opts *o);
 int cli_ensure_image(const struct cli_opts *o, sbx_backend *b, const char *ref);
 
 /* image.c */
@@ -116,6 +151,13 @@ int cmd_create(const struct cli_opts *o);
 int cmd_rm(const struct cli_opts *o);
 int cmd_ls(const struct cli_opts *o);
 int cmd_reap(const struct cli_opts *o);
+
+/* config.c */
+int cli_config_load(const struct cli_opts *o, sbx_config **out);
+int cmd_config(const struct cli_opts *o);
+
+/* doctor.c */
+int cmd_doctor(const struct cli_opts *o);
 
 /* main.c */
 void cli_usage(enum cli_cmd cmd, int to_stderr);

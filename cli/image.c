@@ -197,7 +197,7 @@ int cmd_image_build(const struct cli_opts *o)
 				strerror(errno));
 		return CLI_EXIT_FAIL;
 	}
-	rc = cli_backend_open(o, &b);
+	rc = cli_backend_open(o, NULL, &b);
 	if (rc)
 		return rc;
 	rc = cli_image_build(o, b, ref);

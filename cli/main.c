@@ -1,10 +1,12 @@
 /*
  * cli/main.c: the sandboxio command: dispatch, usage and version.
  *
- * `sandboxio [--json] [--socket PATH] COMMAND [OPTIONS] ...`. Global options
- * come before the command; each command then parses its own options
- * (cli/options.c) and does its work (cli/run.c, cli/manage.c, cli/image.c).
- * This is the only place that exits: commands return the exit status.
+ * `sandboxio [--json] [--socket PATH] [--hosts-file FILE] [--config PATH]
+ * [--audit-log PATH] COMMAND [OPTIONS] ...`. Global options come before the
+ * command; each command then parses its own options (cli/options.c), the
+ * values of its secrets are read (cli/secret.c), and it does its work
+ * (cli/run.c, cli/manage.c, cli/image.c, cli/doctor.c, cli/config.c). This
+ * is the only place that exits: commands return the exit status.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -16,7 +18,8 @@
 #include "cli/cli.h"
 
 static const char usage_main[] =
-	"usage: sandboxio [--json] [--socket PATH] COMMAND [OPTIONS] [ARGS]\n"
+	"usage: sandboxio [--json] [--socket PATH] [--hosts-file FILE] [--config PATH]\n"
+	"                 [--audit-log PATH] COMMAND ...\n"
 	"\n"
 	"Runs untrusted code in Docker sandboxes that are secure by default: no network,\n"
 	"no capabilities, a read-only root, capped CPU, memory, processes, disk, open\n"
@@ -31,10 +34,22 @@ static const char usage_main[] =
 	"  ls [--tenant T]                       list sandboxes\n"
 	"  reap [--dry-run] [--tenant T]         remove sandboxes that nobody will close\n"
 	"  image build [--ref REF]               build the default image locally\n"
+	"  doctor                                check that this host can run sandboxes\n"
+	"  config --effective [OPTIONS]          print the operator config and what applies\n"
 	"  version                               print the version\n"
 	"  help [COMMAND]                        print this help, or a command's\n"
 	"\n"
-	"global options: --json (machine-readable output), --socket PATH (docker socket)\n"
+	"global options: --json (machine-readable output), --socket PATH (docker socket),\n"
+	"  --hosts-file FILE (hosts(5) file that alone resolves --allow-host names),\n"
+	"  --config PATH (operator config; default $SANDBOXIO_CONFIG, else\n"
+	"  /etc/sandboxio/config.json, else the built-in defaults and ceilings),\n"
+	"  --audit-log PATH (append audit events, one JSON object per line, to PATH;\n"
+	"  created 0600; an operation whose event cannot be written fails)\n"
+	"environment: OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT\n"
+	"  turns on OpenTelemetry spans (OTLP/HTTP, JSON); TRACEPARENT (a W3C\n"
+	"  traceparent) makes them join the caller's trace. The --json objects of\n"
+	"  run, run-code, exec and create carry spans_dropped: the spans that could\n"
+	"  not be exported by then (0 when tracing is off)\n"
 	"exit status: the program's own; 124 timed out; 137 killed (out of memory\n"
 	"included); 126/127 the program could not be started; 125 sandboxio or the\n"
 	"engine failed; 128+N when sandboxio got signal N (the sandbox is removed).\n"
@@ -54,9 +69,34 @@ static const char usage_sandbox_opts[] =
 	"  --workdir DIR        working directory of the runs; default /workspace (the\n"
 	"                       writable places are /workspace and /tmp)\n"
 	"  --tier T             least isolation: container, gvisor or microvm\n"
+	"  --allow-host NAME[:PORT]\n"
+	"                       allow egress to NAME: TCP and UDP to PORT, or every port\n"
+	"                       and protocol without one (repeatable; see Network below)\n"
+	"  --allow-cidr CIDR[:PORT]\n"
+	"                       the same for an IPv4 or IPv6 prefix or one address\n"
+	"                       (198.51.100.0/24:443, [2001:db8::1]:443, 2001:db8::/32)\n"
 	"  --json               print one JSON object on stdout\n"
 	"  --socket PATH        docker socket (default $DOCKER_HOST, /var/run/docker.sock)\n"
-	"Durations are seconds (300, 1.5, 90s, 5m, 2h); sizes take k, m, g, t.\n";
+	"  --hosts-file FILE    resolve --allow-host names from this hosts(5) file only\n"
+	"                       (default $SANDBOXIO_HOSTS_FILE, else the host's resolver)\n"
+	"  --config PATH        operator config (default $SANDBOXIO_CONFIG, else\n"
+	"                       /etc/sandboxio/config.json)\n"
+	"  --audit-log PATH     append audit events (JSON Lines) to PATH, created 0600\n"
+	"Durations are seconds (300, 1.5, 90s, 5m, 2h); sizes take k, m, g, t.\n"
+	"The defaults above are the built-in ones; an operator config may set others,\n"
+	"and bounds every option: a value above its ceiling is refused (exit 125),\n"
+	"never lowered ('sandboxio config --effective' shows what applies).\n"
+	"\n"
+	"Network: by default a sandbox has no network at all (only its own loopback).\n"
+	"--allow-host and --allow-cidr open one destination each and nothing else.\n"
+	"Names are resolved on the host when the sandbox is created and their\n"
+	"addresses are pinned into its /etc/hosts; there is no resolver inside, so\n"
+	"no other name resolves and addresses that change later are not followed.\n"
+	"What stays open: anything the sandbox sends to an allowed host and port;\n"
+	"an allowlist bounds where data goes, not what is sent. Allowlists need root\n"
+	"(CAP_NET_ADMIN and CAP_SYS_ADMIN), IPv4 forwarding and nftables on the host;\n"
+	"IPv6 entries also need IPv6 forwarding ('sandboxio doctor' checks). A bad\n"
+	"entry exits 125 before anything is created.\n";
 
 static const char usage_run[] =
 	"usage: sandboxio run [OPTIONS] [--] COMMAND [ARG...]\n"
@@ -72,6 +112,27 @@ static const char usage_run[] =
 	"                       if sandboxio is killed; at least the run's deadline;\n"
 	"                       default the run's deadline plus 30 s\n"
 	"  --stdin FILE|-       feed the program's standard input from FILE or ours\n";
+
+/* run, run-code and exec. */
+static const char usage_secret_opts[] =
+	"  --secret NAME        give the program the secret held in sandboxio's own\n"
+	"                       environment variable NAME, as its variable NAME, for\n"
+	"                       this run only (repeatable). The value is never taken\n"
+	"                       from the command line: set it in the environment\n"
+	"                       (NAME=VALUE sandboxio run --secret NAME ...); sandboxio\n"
+	"                       wipes NAME from its environment once read. A value has\n"
+	"                       4 to 16384 bytes of UTF-8\n"
+	"  --secret-file NAME=PATH\n"
+	"                       the same, the value read from the file PATH (one\n"
+	"                       trailing newline removed)\n"
+	"  --no-redact-output   show stdout and stderr as the program wrote them. By\n"
+	"                       default every secret's value, and its base64 and\n"
+	"                       percent-encoded forms, is replaced by <redacted> in\n"
+	"                       them. With this flag a program that prints a secret\n"
+	"                       shows it on the terminal, in --json output and in\n"
+	"                       whatever keeps them (logs, CI output). Errors and\n"
+	"                       audit events stay redacted. Redaction catches\n"
+	"                       accidents, not a program bent on leaking a secret\n";
 
 static const char usage_run_code[] =
 	"usage: sandboxio run-code [OPTIONS] --lang python|bash FILE|-\n"
@@ -112,7 +173,8 @@ static const char usage_exec[] =
 	"  --workdir DIR        working directory of this run\n"
 	"  --stdin FILE|-       feed the program's standard input from FILE or ours\n"
 	"  --json               print one JSON object on stdout\n"
-	"  --socket PATH        docker socket\n";
+	"  --socket PATH        docker socket\n"
+	"  --audit-log PATH     append audit events (JSON Lines) to PATH, created 0600\n";
 
 static const char usage_rm[] = "usage: sandboxio rm [--json] [--socket PATH] ID [ID...]\n"
 			       "\n"
@@ -153,6 +215,42 @@ static const char usage_image[] =
 	"is used. The build script is $SANDBOXIO_MKIMAGE, else scripts/mkimage.sh of the\n"
 	"source tree next to an in-tree build, else the installed one.\n";
 
+static const char usage_config[] =
+	"usage: sandboxio config --effective [OPTIONS]\n"
+	"\n"
+	"Prints, as JSON, the operator config merged with OPTIONS as a create would\n"
+	"merge them: each effective value with its origin (\"builtin\", the config\n"
+	"file, or \"request\" for an option given here), the ceilings, and the permitted\n"
+	"images, egress, backends, secrets, tenant rule and tier. Values of --env never\n"
+	"appear. The config is --config PATH, else $SANDBOXIO_CONFIG, else\n"
+	"/etc/sandboxio/config.json, else the built-in one. Each option sets its own\n"
+	"value and nothing else: --timeout the runs' deadlines, --lifetime the\n"
+	"sandbox's, --create-timeout the creation's. A value above a ceiling is refused\n"
+	"(exit 125) as a create would refuse it. Nothing is created.\n"
+	"\n"
+	"options: --timeout S, --lifetime S and the sandbox options of 'sandboxio run'.\n";
+
+static const char usage_doctor[] =
+	"usage: sandboxio doctor [--json] [--socket PATH]\n"
+	"\n"
+	"Checks that this host can run sandboxes, one line per check:\n"
+	"  ok|warn|FAIL  NAME  DETAIL\n"
+	"the daemon answers; the default image is present; a default sandbox can be\n"
+	"created and runs 'true' (so the init binary works), and inside it\n"
+	"NoNewPrivs is 1, CapEff is 0, Seccomp is 2, the uid is 1000 and the only\n"
+	"interface is lo; the cgroup controllers memory, pids and cpu are present; the\n"
+	"kernel has seccomp; the prerequisites of egress allowlists (CAP_NET_ADMIN\n"
+	"and CAP_SYS_ADMIN, IPv4 and IPv6 forwarding, 'nft list tables'); that the\n"
+	"operator config loads (--config, else as 'sandboxio config' finds it); and the\n"
+	"deny canary: inside the default sandbox, a UDP connect() to 198.51.100.7\n"
+	"and to 2001:db8::7 fails with ENETUNREACH. A UDP connect sends no packet:\n"
+	"doctor sends no traffic anywhere. A missing allowlist prerequisite is a\n"
+	"warning: default sandboxes, which have no network, do not need it.\n"
+	"The sandbox is removed before doctor exits, also on SIGINT or SIGTERM; it\n"
+	"does not reap other sandboxes. --json prints one object instead:\n"
+	"  {\"ok\": BOOL, \"checks\": [{\"name\", \"status\": ok|warn|fail, \"detail\"}]}\n"
+	"Exit status 0 when no check failed, else 1.\n";
+
 void cli_usage(enum cli_cmd cmd, int to_stderr)
 {
 	FILE *f = to_stderr ? stderr : stdout;
@@ -160,10 +258,12 @@ void cli_usage(enum cli_cmd cmd, int to_stderr)
 	switch (cmd) {
 	case CMD_RUN:
 		fputs(usage_run, f);
+		fputs(usage_secret_opts, f);
 		fputs(usage_sandbox_opts, f);
 		break;
 	case CMD_RUN_CODE:
 		fputs(usage_run_code, f);
+		fputs(usage_secret_opts, f);
 		fputs(usage_sandbox_opts, f);
 		break;
 	case CMD_CREATE:
@@ -172,6 +272,7 @@ void cli_usage(enum cli_cmd cmd, int to_stderr)
 		break;
 	case CMD_EXEC:
 		fputs(usage_exec, f);
+		fputs(usage_secret_opts, f);
 		break;
 	case CMD_RM:
 		fputs(usage_rm, f);
@@ -184,6 +285,12 @@ void cli_usage(enum cli_cmd cmd, int to_stderr)
 		break;
 	case CMD_IMAGE_BUILD:
 		fputs(usage_image, f);
+		break;
+	case CMD_DOCTOR:
+		fputs(usage_doctor, f);
+		break;
+	case CMD_CONFIG:
+		fputs(usage_config, f);
 		break;
 	case CMD_NONE:
 	case CMD_VERSION:
@@ -202,7 +309,8 @@ static const struct {
 	{"create", CMD_CREATE},	  {"exec", CMD_EXEC},
 	{"rm", CMD_RM},		  {"ls", CMD_LS},
 	{"reap", CMD_REAP},	  {"image", CMD_IMAGE_BUILD},
-	{"version", CMD_VERSION}, {"help", CMD_HELP},
+	{"version", CMD_VERSION}, {"doctor", CMD_DOCTOR},
+	{"config", CMD_CONFIG},	  {"help", CMD_HELP},
 };
 
 static enum cli_cmd lookup(const char *name)
@@ -298,6 +406,9 @@ static int dispatch(struct cli_opts *o, int argc, char **argv)
 		cli_usage(o->cmd, 0);
 		return 0;
 	}
+	rc = cli_secrets_load(o);
+	if (rc)
+		return rc;
 	switch (o->cmd) {
 	case CMD_RUN:
 		return cmd_run(o);
@@ -315,6 +426,10 @@ static int dispatch(struct cli_opts *o, int argc, char **argv)
 		return cmd_reap(o);
 	case CMD_IMAGE_BUILD:
 		return cmd_image_build(o);
+	case CMD_DOCTOR:
+		return cmd_doctor(o);
+	case CMD_CONFIG:
+		return cmd_config(o);
 	case CMD_VERSION:
 		if (o->nargs > 0) {
 			cli_print_error(o, SBX_EINVALID, "version takes no arguments");

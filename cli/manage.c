@@ -30,7 +30,7 @@ int cmd_rm(const struct cli_opts *o)
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
-	rc = cli_backend_open(o, &b);
+	rc = cli_backend_open(o, NULL, &b);
 	if (rc)
 		goto out;
 	for (int i = 0; i < o->nargs; i++) {
@@ -159,7 +159,7 @@ int cmd_ls(const struct cli_opts *o)
 	rc = check_tenant(o);
 	if (rc)
 		goto out;
-	rc = cli_backend_open(o, &b);
+	rc = cli_backend_open(o, NULL, &b);
 	if (rc)
 		goto out;
 	if (!rows || sbx_backend_list(b, o->tenant, collect, rows) < 0) {
@@ -278,7 +278,7 @@ int cmd_reap(const struct cli_opts *o)
 	rc = check_tenant(o);
 	if (rc)
 		goto out;
-	rc = cli_backend_open(o, &b);
+	rc = cli_backend_open(o, NULL, &b);
 	if (rc)
 		goto out;
 	ro.tenant = o->tenant;

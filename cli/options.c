@@ -38,7 +38,16 @@ enum opt_id {
 	O_LANG,
 	O_REF,
 	O_LIFETIME,
-	O_DRY_RUN
+	O_DRY_RUN,
+	O_ALLOW_HOST,
+	O_ALLOW_CIDR,
+	O_HOSTS_FILE,
+	O_CONFIG,
+	O_EFFECTIVE,
+	O_SECRET,
+	O_SECRET_FILE,
+	O_NO_REDACT,
+	O_AUDIT_LOG
 };
 
 #define BIT(id) (1u << (id))
@@ -72,26 +81,41 @@ static const struct opt opts[] = {
 	{"ref", O_REF, 1},
 	{"lifetime", O_LIFETIME, 1},
 	{"dry-run", O_DRY_RUN, 0},
+	{"allow-host", O_ALLOW_HOST, 1},
+	{"allow-cidr", O_ALLOW_CIDR, 1},
+	{"hosts-file", O_HOSTS_FILE, 1},
+	{"config", O_CONFIG, 1},
+	{"effective", O_EFFECTIVE, 0},
+	{"secret", O_SECRET, 1},
+	{"secret-file", O_SECRET_FILE, 1},
+	{"no-redact-output", O_NO_REDACT, 0},
+	{"audit-log", O_AUDIT_LOG, 1},
 };
 
-#define M_COMMON (BIT(O_JSON) | BIT(O_SOCKET) | BIT(O_HELP))
+#define M_COMMON                                                                                   \
+	(BIT(O_JSON) | BIT(O_SOCKET) | BIT(O_HOSTS_FILE) | BIT(O_CONFIG) | BIT(O_AUDIT_LOG) |      \
+	 BIT(O_HELP))
 #define M_SANDBOX                                                                                  \
 	(M_COMMON | BIT(O_IMAGE) | BIT(O_TIMEOUT) | BIT(O_CREATE_TIMEOUT) | BIT(O_CPUS) |          \
 	 BIT(O_MEMORY) | BIT(O_PIDS) | BIT(O_DISK) | BIT(O_NOFILE) | BIT(O_MAX_OUTPUT) |           \
-	 BIT(O_ENV) | BIT(O_TENANT) | BIT(O_WORKDIR) | BIT(O_TIER) | BIT(O_LIFETIME))
+	 BIT(O_ENV) | BIT(O_TENANT) | BIT(O_WORKDIR) | BIT(O_TIER) | BIT(O_LIFETIME) |             \
+	 BIT(O_ALLOW_HOST) | BIT(O_ALLOW_CIDR))
+/* What a run is given besides its command: secrets, and their redaction. */
+#define M_RUN (BIT(O_SECRET) | BIT(O_SECRET_FILE) | BIT(O_NO_REDACT))
 
 /* Which options each command takes. */
 static unsigned int mask_for(enum cli_cmd cmd)
 {
 	switch (cmd) {
 	case CMD_RUN:
-		return M_SANDBOX | BIT(O_STDIN);
+		return M_SANDBOX | M_RUN | BIT(O_STDIN);
 	case CMD_RUN_CODE:
-		return M_SANDBOX | BIT(O_LANG);
+		return M_SANDBOX | M_RUN | BIT(O_LANG);
 	case CMD_CREATE:
 		return M_SANDBOX;
 	case CMD_EXEC:
-		return M_COMMON | BIT(O_TIMEOUT) | BIT(O_ENV) | BIT(O_WORKDIR) | BIT(O_STDIN);
+		return M_COMMON | M_RUN | BIT(O_TIMEOUT) | BIT(O_ENV) | BIT(O_WORKDIR) |
+		       BIT(O_STDIN);
 	case CMD_RM:
 		return M_COMMON;
 	case CMD_LS:
@@ -101,7 +125,10 @@ static unsigned int mask_for(enum cli_cmd cmd)
 	case CMD_IMAGE_BUILD:
 		return M_COMMON | BIT(O_REF);
 	case CMD_VERSION:
+	case CMD_DOCTOR:
 		return M_COMMON;
+	case CMD_CONFIG:
+		return M_SANDBOX | BIT(O_EFFECTIVE);
 	case CMD_HELP:
 		return BIT(O_HELP);
 	case CMD_NONE:
@@ -121,6 +148,39 @@ static int add_env(struct cli_opts *o, const char *kv)
 	o->env = grown;
 	o->env[o->env_n++] = kv;
 	o->env[o->env_n] = NULL;
+	return 0;
+}
+
+/* --allow-host and --allow-cidr, kept in the order given. */
+static int add_allow(struct cli_opts *o, int cidr, const char *spec)
+{
+	struct cli_allow *grown = realloc(o->allow, (o->allow_n + 1) * sizeof(*grown));
+
+	if (!grown) {
+		cli_print_error(o, SBX_ENOMEM, "out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	o->allow = grown;
+	o->allow[o->allow_n].cidr = cidr;
+	o->allow[o->allow_n].spec = spec;
+	o->allow_n++;
+	return 0;
+}
+
+/* --secret and --secret-file, kept in the order given; their values are
+ * read by cli_secrets_load() once parsing is done. */
+static int add_secret(struct cli_opts *o, int file, const char *spec)
+{
+	struct cli_secret *grown = realloc(o->secret, (o->secret_n + 1) * sizeof(*grown));
+
+	if (!grown) {
+		cli_print_error(o, SBX_ENOMEM, "out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	o->secret = grown;
+	o->secret[o->secret_n].file = file;
+	o->secret[o->secret_n].spec = spec;
+	o->secret_n++;
 	return 0;
 }
 
@@ -191,6 +251,29 @@ static int store(struct cli_opts *o, enum opt_id id, const char *val)
 		break;
 	case O_DRY_RUN:
 		o->dry_run = 1;
+		break;
+	case O_ALLOW_HOST:
+		return add_allow(o, 0, val);
+	case O_ALLOW_CIDR:
+		return add_allow(o, 1, val);
+	case O_HOSTS_FILE:
+		o->hosts_file = val;
+		break;
+	case O_CONFIG:
+		o->config = val;
+		break;
+	case O_EFFECTIVE:
+		o->effective = 1;
+		break;
+	case O_SECRET:
+		return add_secret(o, 0, val);
+	case O_SECRET_FILE:
+		return add_secret(o, 1, val);
+	case O_NO_REDACT:
+		o->no_redact = 1;
+		break;
+	case O_AUDIT_LOG:
+		o->audit_log = val;
 		break;
 	}
 	return 0;
@@ -279,6 +362,14 @@ void cli_opts_free(struct cli_opts *o)
 	free(o->env);
 	o->env = NULL;
 	o->env_n = 0;
+	free(o->allow);
+	o->allow = NULL;
+	o->allow_n = 0;
+	free(o->secret);
+	o->secret = NULL;
+	o->secret_n = 0;
+	sbx_secrets_free(o->secrets);
+	o->secrets = NULL;
 }
 
 /* A plain decimal count such as "256" (pids, open files); range checks are
@@ -375,20 +466,50 @@ int cli_run_timeout(const struct cli_opts *o, uint64_t *ms)
 }
 
 /*
- * Deadlines. run and run-code: --timeout is the run's deadline (default
- * 300 s) and --lifetime the sandbox's whole life, which the init inside the
- * sandbox enforces even when sandboxio itself is killed. Without --lifetime
- * the sandbox outlives its run by a margin (up to the 24 h ceiling), so that
- * it never ends in the middle of the run; a --lifetime shorter than the run's
- * deadline is refused for the same reason. create: --timeout is the default
- * deadline of the sandbox's runs and, without --lifetime, its lifetime too;
- * with --lifetime alone, the runs' default deadline is at most the lifetime.
+ * Deadlines. Only what the command line gives is set, so that the operator
+ * config's defaults apply to the rest; the merge with the config checks
+ * each value set against its ceiling. --timeout is the deadline of the runs
+ * (run and run_code), --create-timeout that of the creation.
+ *
+ * run and run-code: --lifetime is the sandbox's whole life, which the init
+ * inside the sandbox enforces even when sandboxio itself is killed. Without
+ * it the sandbox outlives its run by a margin, up to the operator's timeout
+ * ceiling, so that it never ends in the middle of the run; a --lifetime
+ * shorter than the run's deadline (--timeout, else the default the config
+ * gives) is refused for the same reason. create: --timeout is also the
+ * sandbox's lifetime unless --lifetime is given; with --lifetime alone, the
+ * runs' default deadline is at most the lifetime. config --effective: each
+ * option sets its own deadline and nothing else.
  */
 #define CLI_LIFETIME_MARGIN_MS 30000u
 
-static int set_timeouts(const struct cli_opts *o, sbx_policy *p)
+static int set_run_timeouts(sbx_policy *p, uint64_t ms)
 {
-	uint64_t t = 0, c = 0, life = 0;
+	if (sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN, ms) < 0 ||
+	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN_CODE, ms) < 0)
+		return -1;
+	return 0;
+}
+
+/* The deadline of o's runs once p is merged with cfg. */
+static int effective_run_timeout(const struct cli_opts *o,
+				 const sbx_config *cfg,
+				 const sbx_policy *p,
+				 uint64_t *ms)
+{
+	sbx_policy *eff = NULL;
+
+	if (sbx_config_apply(&eff, cfg, p, CLI_BACKEND) < 0)
+		return -1;
+	*ms = sbx_policy_timeout_ms(eff, o->cmd == CMD_RUN_CODE ? SBX_TIMEOUT_RUN_CODE
+								: SBX_TIMEOUT_RUN);
+	sbx_policy_free(eff);
+	return 0;
+}
+
+static int set_timeouts(const struct cli_opts *o, const sbx_config *cfg, sbx_policy *p)
+{
+	uint64_t t = 0, c = 0, life = 0, ceiling;
 	int rc;
 
 	rc = cli_run_timeout(o, &t);
@@ -396,15 +517,26 @@ static int set_timeouts(const struct cli_opts *o, sbx_policy *p)
 		return rc;
 	if (o->lifetime && sbx_parse_duration_ms(&life, o->lifetime) < 0)
 		goto fail;
-	if (o->create_timeout) {
-		if (sbx_parse_duration_ms(&c, o->create_timeout) < 0 ||
-		    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_CREATE, c) < 0)
+	if (o->create_timeout && (sbx_parse_duration_ms(&c, o->create_timeout) < 0 ||
+				  sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_CREATE, c) < 0))
+		goto fail;
+	if (t && set_run_timeouts(p, t) < 0)
+		goto fail;
+	if (o->cmd == CMD_CONFIG || (o->cmd == CMD_CREATE && !life)) {
+		if (o->cmd == CMD_CREATE && t) /* create --timeout: the lifetime too */
+			life = t;
+		if (life && sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, life) < 0)
 			goto fail;
+		return 0;
 	}
 	if (!t) {
-		t = sbx_policy_timeout_ms(p, SBX_TIMEOUT_RUN);
-		if (o->cmd == CMD_CREATE && life && life < t)
+		if (effective_run_timeout(o, cfg, p, &t) < 0)
+			goto fail;
+		if (o->cmd == CMD_CREATE && life < t) {
 			t = life;
+			if (set_run_timeouts(p, t) < 0)
+				goto fail;
+		}
 	}
 	if (life && life < t) {
 		cli_print_error(o, SBX_EINVALID,
@@ -416,15 +548,12 @@ static int set_timeouts(const struct cli_opts *o, sbx_policy *p)
 		return CLI_EXIT_FAIL;
 	}
 	if (!life) {
-		life = t;
-		if (o->cmd != CMD_CREATE)
-			life += CLI_LIFETIME_MARGIN_MS;
-		if (life > SBX_MAX_TIMEOUT_MS)
-			life = SBX_MAX_TIMEOUT_MS;
+		ceiling = sbx_config_timeout_ceiling_ms(cfg);
+		life = t + CLI_LIFETIME_MARGIN_MS;
+		if (life > ceiling)
+			life = ceiling;
 	}
-	if (sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN, t) < 0 ||
-	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN_CODE, t) < 0 ||
-	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, life) < 0)
+	if (sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, life) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -458,9 +587,38 @@ static int set_env(const struct cli_opts *o, sbx_policy *p)
 	return 0;
 }
 
-int cli_build_policy(const struct cli_opts *o, sbx_policy **out)
+/*
+ * The egress allowlist, checked entry by entry by the library's own parsers
+ * before anything is created, so that a bad entry costs no sandbox.
+ */
+static int set_allow(const struct cli_opts *o, sbx_policy *p)
 {
-	sbx_policy *p = NULL;
+	for (size_t k = 0; k < o->allow_n; k++) {
+		const struct cli_allow *a = &o->allow[k];
+		int rc = a->cidr ? sbx_policy_allow_cidr_spec(p, a->spec)
+				 : sbx_policy_allow_host_spec(p, a->spec);
+
+		if (rc < 0) {
+			cli_print_lib_error(o);
+			return CLI_EXIT_FAIL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The policy of the command line in *out: only what the options give is
+ * set, the rest is left to the operator config. It is merged with cfg here
+ * once, so that a request the config refuses costs no sandbox; effective
+ * (may be NULL) receives the merged policy, which sbx_sandbox_create()
+ * computes again from *out.
+ */
+int cli_build_policy(const struct cli_opts *o,
+		     const sbx_config *cfg,
+		     sbx_policy **out,
+		     sbx_policy **effective)
+{
+	sbx_policy *p = NULL, *eff = NULL;
 	sbx_tier tier;
 	int rc;
 
@@ -468,9 +626,7 @@ int cli_build_policy(const struct cli_opts *o, sbx_policy **out)
 		cli_print_lib_error(o);
 		return CLI_EXIT_FAIL;
 	}
-	rc = set_timeouts(o, p);
-	if (!rc)
-		rc = set_limit(o, p, SBX_LIMIT_CPU_MILLI, "cpus", o->cpus, 0);
+	rc = set_limit(o, p, SBX_LIMIT_CPU_MILLI, "cpus", o->cpus, 0);
 	if (!rc)
 		rc = set_limit(o, p, SBX_LIMIT_MEMORY, "memory", o->memory, 1);
 	if (!rc)
@@ -483,6 +639,8 @@ int cli_build_policy(const struct cli_opts *o, sbx_policy **out)
 		rc = set_limit(o, p, SBX_LIMIT_OUTPUT, "max-output", o->max_output, 1);
 	if (!rc)
 		rc = set_env(o, p);
+	if (!rc)
+		rc = set_allow(o, p);
 	if (!rc && ((o->image && sbx_policy_set_image(p, o->image) < 0) ||
 		    (o->tenant && sbx_policy_set_tenant(p, o->tenant) < 0) ||
 		    (o->workdir && sbx_policy_set_workdir(p, o->workdir) < 0) ||
@@ -497,10 +655,21 @@ int cli_build_policy(const struct cli_opts *o, sbx_policy **out)
 		cli_print_lib_error(o);
 		rc = CLI_EXIT_FAIL;
 	}
+	/* Deadlines last: they may depend on the merge of all the rest. */
+	if (!rc)
+		rc = set_timeouts(o, cfg, p);
+	if (!rc && sbx_config_apply(&eff, cfg, p, CLI_BACKEND) < 0) {
+		cli_print_lib_error(o);
+		rc = CLI_EXIT_FAIL;
+	}
 	if (rc) {
 		sbx_policy_free(p);
 		return rc;
 	}
 	*out = p;
+	if (effective)
+		*effective = eff;
+	else
+		sbx_policy_free(eff);
 	return 0;
 }

@@ -10,10 +10,15 @@
  * Without --json the program's output is copied to our stdout and stderr as
  * it arrives, from the streaming callback, which only ever receives the bytes
  * within the sandbox's output cap (so the bytes shown are the bytes the
- * library kept); with --json one object describes the run. The exit status
- * is the program's own, or 124 (timeout), 137 (killed, out of memory
- * included), 126/127 (could not be started), 125 (sandboxio or the engine
- * failed), 128+N (signal N to us).
+ * library kept); with --json one object describes the run. Both are redacted
+ * by the library (every secret of --secret and --secret-file, and its
+ * encoded forms, becomes "<redacted>") unless --no-redact-output is given.
+ * The object's spans_dropped is sbx_backend_spans_dropped() once the
+ * sandbox is closed: always present, 0 when tracing is off; spans dropped
+ * later, when the backend is freed at exit, cannot be counted in it. The
+ * exit status is the program's own, or 124 (timeout), 137 (killed, out of
+ * memory included), 126/127 (could not be started), 125 (sandboxio or the
+ * engine failed), 128+N (signal N to us).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,6 +41,7 @@ struct stream_ctx {
 /* What the report needs to know besides the result. */
 struct run_info {
 	const char *id;
+	const sbx_backend *b;
 	const char *backend;
 	sbx_tier tier;
 	int64_t memory_cap;
@@ -119,6 +125,8 @@ static int print_result_json(const sbx_result *r, const struct run_info *ri)
 	if (!o)
 		return -1;
 	json_object_set_new(o, "limits_hit", limits_hit(r->limits_hit));
+	json_object_set_new(o, "spans_dropped",
+			    json_integer((json_int_t)sbx_backend_spans_dropped(ri->b)));
 	if (out_lossy)
 		json_object_set_new(o, "stdout_encoding", json_string("lossy-utf8"));
 	if (err_lossy)
@@ -242,25 +250,31 @@ static int oneshot(const struct cli_opts *o, const struct oneshot *job)
 	sbx_run_options ro;
 	struct stream_ctx ctx = {.json = o->json};
 	struct run_info ri = {.what = job->what};
-	sbx_policy *p = NULL;
+	const sbx_policy *sp;
+	sbx_config *cfg = NULL;
+	sbx_policy *p = NULL, *eff = NULL;
 	sbx_backend *b = NULL;
 	sbx_sandbox *s = NULL;
 	sbx_result *r = NULL;
 	char *id = NULL;
 	int rc, lrc = 0;
 
-	rc = cli_build_policy(o, &p);
+	rc = cli_config_load(o, &cfg);
+	if (!rc)
+		rc = cli_build_policy(o, cfg, &p, &eff);
 	if (rc)
-		return rc;
+		goto out;
 	if (cli_signals_install() < 0) {
 		cli_print_error(o, SBX_ERROR, "cannot install signal handlers: %s",
 				strerror(errno));
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
-	rc = cli_backend_open(o, &b);
+	rc = cli_backend_open(o, cfg, &b);
+	sbx_config_free(cfg); /* the backend holds its own reference */
+	cfg = NULL;
 	if (!rc)
-		rc = cli_ensure_image(o, b, sbx_policy_image(p));
+		rc = cli_ensure_image(o, b, sbx_policy_image(eff));
 	if (!rc)
 		rc = create_sandbox(o, b, p, &s);
 	if (rc)
@@ -272,17 +286,21 @@ static int oneshot(const struct cli_opts *o, const struct oneshot *job)
 		goto out;
 	}
 	ri.id = id;
+	ri.b = b;
 	ri.backend = sbx_backend_name(b);
 	ri.tier = sbx_sandbox_tier(s);
-	ri.memory_cap = sbx_policy_limit(p, SBX_LIMIT_MEMORY);
-	ri.output_cap = sbx_policy_limit(p, SBX_LIMIT_OUTPUT);
+	sp = sbx_sandbox_policy(s); /* merged with the operator config */
+	ri.memory_cap = sbx_policy_limit(sp, SBX_LIMIT_MEMORY);
+	ri.output_cap = sbx_policy_limit(sp, SBX_LIMIT_OUTPUT);
 	ri.timeout_ms =
-		sbx_policy_timeout_ms(p, job->lang ? SBX_TIMEOUT_RUN_CODE : SBX_TIMEOUT_RUN);
+		sbx_policy_timeout_ms(sp, job->lang ? SBX_TIMEOUT_RUN_CODE : SBX_TIMEOUT_RUN);
 	sbx_run_options_init(&ro, SBX_RUN_OPTIONS_VERSION);
 	ro.on_output = on_output;
 	ro.payload = &ctx;
 	ro.stdin_data = job->stdin_data;
 	ro.stdin_len = job->stdin_len;
+	ro.secrets = o->secrets;
+	ro.raw_output = o->no_redact;
 	if (!cli_signal_pending()) {
 		if (cli_watch_start(s) < 0)
 			cli_warn("cannot watch for signals during the run: an interrupt will wait "
@@ -311,7 +329,9 @@ out:
 	sbx_result_free(r);
 	sbx_sandbox_close(s);
 	sbx_backend_free(b);
+	sbx_policy_free(eff);
 	sbx_policy_free(p);
+	sbx_config_free(cfg);
 	free(id);
 	return rc;
 }
@@ -412,7 +432,7 @@ int cmd_exec(const struct cli_opts *o)
 		if (rc)
 			return rc;
 	}
-	rc = cli_backend_open(o, &b);
+	rc = cli_backend_open(o, NULL, &b);
 	if (rc)
 		goto out;
 	if (sbx_sandbox_open(&s, b, o->id) < 0) {
@@ -422,6 +442,7 @@ int cmd_exec(const struct cli_opts *o)
 	}
 	pol = sbx_sandbox_policy(s);
 	ri.id = o->id;
+	ri.b = b;
 	ri.backend = sbx_backend_name(b);
 	ri.tier = sbx_sandbox_tier(s);
 	ri.memory_cap = sbx_policy_limit(pol, SBX_LIMIT_MEMORY);
@@ -436,6 +457,8 @@ int cmd_exec(const struct cli_opts *o)
 	ro.timeout_ms = tmo;
 	ro.env = o->env;
 	ro.workdir = o->workdir;
+	ro.secrets = o->secrets;
+	ro.raw_output = o->no_redact;
 	if (cli_signal_pending()) {
 		rc = interrupted(o, "nothing was run");
 		goto out;
@@ -468,7 +491,8 @@ out:
 
 int cmd_create(const struct cli_opts *o)
 {
-	sbx_policy *p = NULL;
+	sbx_config *cfg = NULL;
+	sbx_policy *p = NULL, *eff = NULL;
 	sbx_backend *b = NULL;
 	sbx_sandbox *s = NULL;
 	int rc;
@@ -478,17 +502,21 @@ int cmd_create(const struct cli_opts *o)
 				o->args[0]);
 		return CLI_EXIT_FAIL;
 	}
-	rc = cli_build_policy(o, &p);
+	rc = cli_config_load(o, &cfg);
+	if (!rc)
+		rc = cli_build_policy(o, cfg, &p, &eff);
 	if (rc)
-		return rc;
+		goto out;
 	if (cli_signals_install() < 0) {
 		cli_print_error(o, SBX_ERROR, "cannot install signal handlers");
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
-	rc = cli_backend_open(o, &b);
+	rc = cli_backend_open(o, cfg, &b);
+	sbx_config_free(cfg); /* the backend holds its own reference */
+	cfg = NULL;
 	if (!rc)
-		rc = cli_ensure_image(o, b, sbx_policy_image(p));
+		rc = cli_ensure_image(o, b, sbx_policy_image(eff));
 	if (!rc)
 		rc = create_sandbox(o, b, p, &s);
 	if (rc)
@@ -503,10 +531,11 @@ int cmd_create(const struct cli_opts *o)
 		goto out;
 	}
 	if (o->json) {
-		rc = cli_print_json(json_pack("{s:s, s:s, s:s, s:s}", "sandbox_id",
-					      sbx_sandbox_id(s), "backend", sbx_backend_name(b),
-					      "tier", sbx_tier_name(sbx_sandbox_tier(s)), "tenant",
-					      sbx_policy_tenant(p)));
+		rc = cli_print_json(json_pack(
+			"{s:s, s:s, s:s, s:s, s:I}", "sandbox_id", sbx_sandbox_id(s), "backend",
+			sbx_backend_name(b), "tier", sbx_tier_name(sbx_sandbox_tier(s)), "tenant",
+			sbx_policy_tenant(sbx_sandbox_policy(s)), "spans_dropped",
+			(json_int_t)sbx_backend_spans_dropped(b)));
 	} else {
 		rc = printf("%s\n", sbx_sandbox_id(s)) < 0 || fflush(stdout) == EOF ? -1 : 0;
 	}
@@ -520,6 +549,8 @@ int cmd_create(const struct cli_opts *o)
 	s = NULL;
 out:
 	sbx_backend_free(b);
+	sbx_policy_free(eff);
 	sbx_policy_free(p);
+	sbx_config_free(cfg);
 	return rc;
 }

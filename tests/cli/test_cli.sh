@@ -2,11 +2,15 @@
 # tests/cli/test_cli.sh: the sandboxio command against the real dockerd.
 #
 # Runs $SBX_CLI (default build/sandboxio) end to end: exit statuses, output,
-# --json, option errors, the create/exec/ls/rm round trip, output caps,
-# lifetimes, reap, and teardown on a signal or after kill -9. Every sandbox is
+# --json, option errors, the egress allowlist options, the create/exec/ls/rm
+# round trip, output caps, lifetimes, reap, doctor, the operator config
+# (--config, $SANDBOXIO_CONFIG, config --effective), secrets and redaction,
+# the audit log, TRACEPARENT (against a small OTLP receiver), and teardown on
+# a signal or after kill -9. Every sandbox is
 # made under a tenant cli-test-$$ or cli-test-$$-NAME, and at the end none of
 # those may be left. The docker CLI is used only to look (docker ps, docker
-# top) and, if a test failed, to remove what is left of this run's tenants.
+# top, docker inspect, docker events) and, if a test failed, to remove what
+# is left of this run's tenants.
 #
 # Needs dockerd and the image sandboxio/python:3.11. The last line is
 # "N passed, N failed"; the exit status is non-zero when anything failed.
@@ -23,6 +27,8 @@ tenants=$T
 PY=/usr/bin/python3
 work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-cli-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# Each test of the operator config names its own; the others run without one.
+unset SANDBOXIO_CONFIG
 
 passed=0
 failed=0
@@ -221,6 +227,204 @@ cli run
 
 cli nosuchcommand
 [ $rc -eq 125 ] && ok "unknown command: 125" || bad "unknown command"
+
+# --- egress allowlist options: refused before anything is created ---
+# No test here sends a packet: traffic through an allowlist is the C contract
+# tests' (tests/contract/test_docker_egress.c). Names come only from a hosts
+# file written here, and the one address pinned is in 198.18.0.0/15.
+
+new_tenant allow
+TW=$tenant
+
+# bad_allow LABEL WANT ARGS...: ARGS exit 125 with WANT on stderr, no container.
+bad_allow() {
+	local label=$1 want=$2
+	shift 2
+	cli "$@"
+	[ $rc -eq 125 ] && stderr_has "$want" && [ -z "$(tenant_containers "$TW")" ] &&
+		ok "$label: 125 naming the problem, no container" || bad "$label"
+}
+
+bad_allow "--allow-cidr 10.0.0.1/8 (host bits)" "host bits are set beyond /8" \
+	run --tenant "$TW" --allow-cidr 10.0.0.1/8 -- true
+bad_allow "--allow-cidr 300.1.1.1/24" "'300.1.1.1' is not an IPv4 or IPv6 address" \
+	run --tenant "$TW" --allow-cidr 300.1.1.1/24 -- true
+bad_allow "--allow-cidr abc" "'abc' is not an IPv4 or IPv6 address" \
+	run --tenant "$TW" --allow-cidr abc -- true
+bad_allow "--allow-cidr=198.18.0.0/24:0 (port 0)" "port 0" \
+	run --tenant "$TW" --allow-cidr=198.18.0.0/24:0 -- true
+bad_allow "--allow-cidr 0.0.0.0/0" "prefix of length 0" \
+	create --tenant "$TW" --allow-cidr 0.0.0.0/0
+bad_allow "--allow-host with a wildcard" "wildcards are not supported" \
+	run --tenant "$TW" --allow-host '*.canary.test' -- true
+bad_allow "--allow-host bad_name" "not allowed in a host name" \
+	create --tenant "$TW" --allow-host bad_name
+bad_allow "--allow-host an address" "use allow_cidr" \
+	run-code --tenant "$TW" --lang bash --allow-host 198.18.0.1 /dev/null
+bad_allow "--allow-host localhost" "localhost" \
+	run --tenant "$TW" --allow-host localhost -- true
+bad_allow "a bad entry after a good one" "'abc'" \
+	run --tenant "$TW" --allow-cidr 198.18.0.0/24:443 --allow-cidr abc -- true
+
+cli --json run --tenant "$TW" --allow-host 'a*b' -- true
+[ $rc -eq 125 ] && json 'd["status"]=="error" and "wildcard" in d["error"] and d["code"]==-2' &&
+	ok "--json --allow-host refusal: error object" || bad "--json --allow-host"
+
+printf '198.18.200.9 pinned.canary.test\n127.0.0.1 loop.canary.test\n' >"$work/hosts"
+
+bad_allow "--allow-host missing from --hosts-file" "no address in the hosts file $work/hosts" \
+	--hosts-file "$work/hosts" run --tenant "$TW" --allow-host nosuch.canary.test -- true
+bad_allow "--allow-host resolving to loopback" "loopback" \
+	run --hosts-file "$work/hosts" --tenant "$TW" --allow-host loop.canary.test -- true
+bad_allow "--hosts-file that does not exist" "$work/nosuch-hosts" \
+	--hosts-file "$work/nosuch-hosts" run --tenant "$TW" --allow-host pinned.canary.test -- true
+
+cli run --help
+[ $rc -eq 0 ] && grep -q -- "--allow-host NAME\[:PORT\]" "$work/out" &&
+	grep -q -- "--allow-cidr CIDR\[:PORT\]" "$work/out" && grep -q -- "--hosts-file FILE" "$work/out" &&
+	grep -q "no network at all" "$work/out" && grep -q "no resolver inside" "$work/out" &&
+	grep -q "What stays open" "$work/out" && ok "run --help documents the allowlist" ||
+	bad "run --help allowlist"
+
+# Creating with an allowlist (root, IPv4 forwarding): the name is pinned from
+# the hosts file. The program only reads /etc/hosts; nothing is sent.
+if [ "$(id -u)" -eq 0 ] && [ "$(cat /proc/sys/net/ipv4/ip_forward)" = 1 ]; then
+	cli --hosts-file "$work/hosts" run --tenant "$TW" --allow-host pinned.canary.test:443 \
+		-- cat /etc/hosts
+	[ $rc -eq 0 ] && grep -q "^198\.18\.200\.9[[:space:]]*pinned\.canary\.test" "$work/out" &&
+		! grep -q "loop.canary.test" "$work/out" && [ -z "$(tenant_containers "$TW")" ] &&
+		ok "--allow-host with --hosts-file: pinned in /etc/hosts, nothing left" ||
+		bad "--allow-host pinned"
+	if [ "$(cat /proc/sys/net/ipv6/conf/all/forwarding)" = 1 ]; then
+		cli run --tenant "$TW" --allow-cidr '[2001:db8:5::1]:443' -- true
+		[ $rc -eq 0 ] && ok "--allow-cidr [IPv6]:port with IPv6 forwarding on" ||
+			bad "--allow-cidr IPv6"
+	else
+		cli run --tenant "$TW" --allow-cidr '[2001:db8:5::1]:443' -- true
+		[ $rc -eq 125 ] && stderr_has "IPv6 forwarding is off" && [ -z "$(tenant_containers "$TW")" ] &&
+			ok "--allow-cidr IPv6 with IPv6 forwarding off: 125, no container" ||
+			bad "--allow-cidr IPv6 refused"
+	fi
+else
+	echo "skip --allow-host creation (needs root and net.ipv4.ip_forward=1)"
+fi
+
+# --- the operator config ---
+# Configs are written here, owned by the user running the tests, into the
+# mktemp directory (mode 0700): the library refuses one that others can write.
+
+new_tenant config
+TG=$tenant
+cfg=$work/config.json
+cat >"$cfg" <<'JSON'
+{"defaults": {"timeout": 30, "memory": "256m"},
+ "ceilings": {"timeout": 60, "memory": "1g"},
+ "images": ["sandboxio/python:3.11"]}
+JSON
+chmod 0600 "$cfg"
+
+# refused LABEL WANT ARGS...: ARGS exit 125 naming WANT and the config file,
+# and nothing of tenant $TG exists.
+refused() {
+	local label=$1 want=$2
+	shift 2
+	cli "$@"
+	[ $rc -eq 125 ] && stderr_has "$want" && stderr_has "in config $cfg" &&
+		[ -z "$(tenant_containers "$TG")" ] &&
+		ok "$label: 125 naming the ceiling and the file, no container" || bad "$label"
+}
+
+refused "run --timeout 61 under a ceiling of 60" "above ceilings.timeout (60 s)" \
+	--config "$cfg" run --tenant "$TG" --timeout 61 -- true
+refused "create --memory 2g under a ceiling of 1g" "above ceilings.memory (1g)" \
+	--config "$cfg" create --tenant "$TG" --memory 2g
+refused "an image not in images" 'image "nosuch/image:1" is not in images' \
+	--config "$cfg" run --tenant "$TG" --image nosuch/image:1 -- true
+refused "config --effective --timeout 61" "above ceilings.timeout (60 s)" \
+	--config "$cfg" config --effective --timeout 61
+
+cli --config "$cfg" run --tenant "$TG" --timeout 60 -- echo at-ceiling
+[ $rc -eq 0 ] && stdout_is at-ceiling && ok "run --timeout 60 at the ceiling of 60 runs" ||
+	bad "run --timeout 60 at the ceiling"
+
+memcap='cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max'
+cli --config "$cfg" run --tenant "$TG" -- sh -c "$memcap"
+[ $rc -eq 0 ] && stdout_is 268435456 && ok "the operator's default memory 256m applies without --memory" ||
+	bad "operator default memory"
+
+cli --config "$cfg" run --tenant "$TG" --memory 128m -- sh -c "$memcap"
+[ $rc -eq 0 ] && stdout_is 134217728 && ok "--memory 128m under the ceiling is applied" ||
+	bad "--memory under a config"
+
+cli --config "$cfg" run --tenant "$TG" --lifetime 10 -- true
+[ $rc -eq 125 ] && stderr_has -- "--lifetime 10 is shorter than the run deadline of 30 s" &&
+	ok "--lifetime shorter than the operator's default run deadline: 125" ||
+	bad "--lifetime under a config"
+
+# The lifetime margin (run deadline + 30 s) stops at the timeout ceiling.
+"$CLI" --config "$cfg" run --tenant "$TG" --timeout 60 -- sleep 5 >"$work/out" 2>"$work/err" &
+pid=$!
+wait_running "$TG" "sleep 5"
+life=$(lifetime_of "$TG")
+wait $pid
+rc=$?
+[ $rc -eq 0 ] && [ "$life" -ge 59 ] && [ "$life" -le 61 ] &&
+	ok "run --timeout 60 under a ceiling of 60: the sandbox lives 60 s, not 90" ||
+	bad "lifetime capped at the ceiling" "lifetime $life"
+
+cli --config "$cfg" config --effective --pids 64
+[ $rc -eq 0 ] && json "d['source']=='$cfg' and d['effective']['memory']=={'value':'256m','origin':'$cfg'} and d['effective']['timeout']['run']=={'value':30,'origin':'$cfg'} and d['effective']['pids']=={'value':64,'origin':'request'} and d['effective']['nofile']['origin']=='builtin' and d['ceilings']['timeout']=={'value':60,'origin':'$cfg'} and d['images']['value']==['sandboxio/python:3.11']" &&
+	ok "config --effective: JSON with each value's origin" || bad "config --effective"
+
+cli config --effective
+[ $rc -eq 0 ] && json "d['source']=='builtin' and d['effective']['memory']=={'value':'512m','origin':'builtin'} and d['egress']['value']=='any'" &&
+	ok "config --effective without a config: the built-in one" || bad "config --effective builtin"
+
+chmod 0644 "$cfg"
+SANDBOXIO_CONFIG=$cfg cli config --effective --memory 64m
+[ $rc -eq 0 ] && json "d['source']=='$cfg' and d['effective']['memory']=={'value':'64m','origin':'request'}" &&
+	ok "\$SANDBOXIO_CONFIG is honoured (mode 0644)" || bad "SANDBOXIO_CONFIG config --effective"
+
+SANDBOXIO_CONFIG=$cfg cli run --tenant "$TG" --timeout 61 -- true
+[ $rc -eq 125 ] && stderr_has "above ceilings.timeout" && stderr_has "in config $cfg" &&
+	[ -z "$(tenant_containers "$TG")" ] &&
+	ok "\$SANDBOXIO_CONFIG binds run: --timeout 61 refused" || bad "SANDBOXIO_CONFIG run"
+
+SANDBOXIO_CONFIG=$work/nosuch.json cli --config "$cfg" config --effective
+[ $rc -eq 0 ] && json "d['source']=='$cfg'" && ok "--config wins over \$SANDBOXIO_CONFIG" ||
+	bad "--config over SANDBOXIO_CONFIG"
+
+SANDBOXIO_CONFIG=$work/nosuch.json cli ls --tenant "$TG"
+[ $rc -eq 125 ] && stderr_has "$work/nosuch.json" && ok "\$SANDBOXIO_CONFIG naming no file: 125" ||
+	bad "SANDBOXIO_CONFIG missing file"
+
+chmod 0664 "$cfg"
+cli --config "$cfg" run --tenant "$TG" -- true
+[ $rc -eq 125 ] && stderr_has "file $cfg is writable by its group" && [ -z "$(tenant_containers "$TG")" ] &&
+	ok "a group-writable config: 125 naming the file" || bad "group-writable config"
+chmod 0600 "$cfg"
+
+printf '{"defaults": {"swap": "1g"}}\n' >"$work/unknown.json"
+chmod 0600 "$work/unknown.json"
+cli --config "$work/unknown.json" run --tenant "$TG" -- true
+[ $rc -eq 125 ] && stderr_has "config $work/unknown.json: defaults.swap: unknown key" &&
+	ok "an unknown key: 125 naming the key and the file" || bad "unknown key"
+
+cli --json --config "$work/unknown.json" config --effective
+[ $rc -eq 125 ] && json 'd["status"]=="error" and "defaults.swap" in d["error"]' &&
+	ok "--json config error: error object" || bad "--json config error"
+
+cli --config "$work/nosuch.json" create --tenant "$TG"
+[ $rc -eq 125 ] && stderr_has "$work/nosuch.json" && [ -z "$(tenant_containers "$TG")" ] &&
+	ok "--config naming no file: 125" || bad "--config missing file"
+
+cli config
+[ $rc -eq 125 ] && stderr_has -- "--effective" && ok "config without --effective: 125" ||
+	bad "config without --effective"
+
+cli --help
+[ $rc -eq 0 ] && grep -q -- "--config PATH" "$work/out" && grep -q "config --effective" "$work/out" &&
+	ok "--help documents --config and config --effective" || bad "--help config"
 
 # --- run-code ---
 
@@ -516,6 +720,293 @@ gone=$?
 [ "$streamed" -gt 0 ] && [ $rc -eq 130 ] && [ $gone -eq 0 ] &&
 	ok "SIGINT while output streams to a pipe: 130, nothing left" ||
 	bad "SIGINT streaming" "streamed=$streamed gone=$gone"
+
+# --- doctor ---
+
+cli doctor
+cid12=$(sed -n 's/^ok  *sandbox  *created \([0-9a-f]\{12\}\) .*/\1/p' "$work/out")
+[ $rc -eq 0 ] && grep -q "^ok  *daemon  " "$work/out" && grep -q "^ok  *image  *sandboxio/python:3.11" "$work/out" &&
+	[ -n "$cid12" ] && ok "doctor: exit 0, ok lines for daemon, image and sandbox" || bad "doctor"
+for name in no-new-privs capabilities seccomp-mode uid interfaces config deny-canary; do
+	grep -q "^ok  *$name  " "$work/out" && ok "doctor: ok $name" || bad "doctor $name"
+done
+grep -q "^ok  *deny-canary  .*ENETUNREACH" "$work/out" && ok "doctor: the deny canary gets ENETUNREACH" ||
+	bad "doctor deny canary"
+! grep -qv "^\(ok  \|warn\|FAIL\)  [a-z0-9-]*  *[^ ]" "$work/out" &&
+	ok "doctor: every line is 'ok|warn|FAIL  name  detail'" || bad "doctor line format"
+[ -n "$cid12" ] && [ -z "$(docker ps -aq --no-trunc | grep "^$cid12")" ] &&
+	ok "doctor removed its sandbox" || bad "doctor left $cid12"
+
+cli --json doctor
+[ $rc -eq 0 ] && json 'd["ok"] is True and {c["name"] for c in d["checks"] if c["status"]=="ok"} >= {"daemon","image","sandbox","deny-canary"} and all(c["status"] in ("ok","warn") for c in d["checks"])' &&
+	ok "doctor --json" || bad "doctor --json"
+
+cli --socket /nonexistent.sock doctor
+[ $rc -eq 1 ] && grep -q "^FAIL  *daemon  .*/nonexistent.sock" "$work/out" &&
+	grep -q "^FAIL  *deny-canary  *not checked" "$work/out" &&
+	ok "doctor with the daemon down: 1, FAIL daemon naming the socket" || bad "doctor --socket"
+
+cli doctor extra
+[ $rc -eq 125 ] && ok "doctor with an argument: 125" || bad "doctor extra"
+
+# Two moments: early (opening the backend, creating), and once doctor's own
+# sandbox exists (running its checks inside it). The second waits for the
+# sandbox to appear rather than for a fixed time, so a fast doctor cannot
+# finish before the signal.
+for when in early sandbox; do
+	env --default-signal=INT "$CLI" doctor >"$work/out" 2>"$work/err" &
+	pid=$!
+	if [ $when = early ]; then
+		sleep 0.05
+	else
+		i=0
+		while [ -z "$(tenant_containers sandboxio-doctor)" ] && [ $i -lt 100 ]; do
+			i=$((i + 1))
+			sleep 0.05
+		done
+	fi
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	gone_within sandboxio-doctor 10
+	gone=$?
+	# Once its sandbox exists doctor may finish its last checks before the
+	# signal lands (0); nothing may be left either way.
+	want=130
+	[ $when = sandbox ] && [ $rc -eq 0 ] && want=0
+	[ $rc -eq $want ] && [ $gone -eq 0 ] && ok "SIGINT into doctor ($when): $rc, nothing left" ||
+		bad "SIGINT into doctor ($when)" "rc=$rc gone=$gone"
+done
+
+# --- secrets, redaction, the audit log and tracing ---
+# The value is only ever in environment variables and files of this script:
+# it is looked for with grep -F -f PATTERN-FILE, never given on a command
+# line, so that the ps check sees no process of ours holding it.
+
+new_tenant secret
+TK=$tenant
+SV=s3cr3t-value-XYZ
+printf '%s\n' "$SV" >"$work/secret.pat"
+# leaks FILE...: the secret's value is in one of the files.
+leaks() { grep -qF -f "$work/secret.pat" -- "$@"; }
+adir=$(mktemp -d "$work/audit.XXXXXX")
+alog=$adir/audit.jsonl
+
+MYTOKEN=$SV cli --audit-log "$alog" run --tenant "$TK" --secret MYTOKEN -- sh -c 'echo $MYTOKEN'
+[ $rc -eq 0 ] && stdout_is "<redacted>" && ! leaks "$work/out" "$work/err" &&
+	ok "run --secret: the program's echo of it is redacted" || bad "run --secret redacted"
+
+MYTOKEN=$SV cli --audit-log "$alog" run --tenant "$TK" --secret MYTOKEN -- sh -c 'printf %s "$MYTOKEN" | base64'
+[ $rc -eq 0 ] && stdout_is "<redacted>" && ! leaks "$work/out" &&
+	ok "run --secret: its base64 form is redacted too" || bad "run --secret base64"
+
+MYTOKEN=$SV cli run --tenant "$TK" --audit-log "$alog" --no-redact-output --secret MYTOKEN -- sh -c 'echo $MYTOKEN'
+[ $rc -eq 0 ] && stdout_is "$SV" && ok "run --secret --no-redact-output shows the value" ||
+	bad "--no-redact-output"
+
+MYTOKEN=$SV cli --json --audit-log "$alog" run --tenant "$TK" --secret=MYTOKEN -- sh -c 'echo $MYTOKEN >&2'
+[ $rc -eq 0 ] && json 'd["stderr"]=="<redacted>\n" and d["spans_dropped"]==0' && ! leaks "$work/out" "$work/err" &&
+	ok "--json run --secret: stderr redacted, spans_dropped 0 without tracing" || bad "--json --secret"
+
+MYTOKEN=$SV cli_in 'import os
+print(len(os.environ["MYTOKEN"]), os.environ["MYTOKEN"])' --audit-log "$alog" \
+	run-code --tenant "$TK" --secret MYTOKEN --lang python -
+[ $rc -eq 0 ] && stdout_is "16 <redacted>" && ! leaks "$work/out" &&
+	ok "run-code --secret: delivered, output redacted" || bad "run-code --secret"
+
+# While a run with the secret goes on: not in the container's inspect or
+# events, not on any host process's command line, not in sandboxio's own
+# environment (wiped once read).
+t0=$(date +%s)
+MYTOKEN=$SV "$CLI" --audit-log "$alog" run --tenant "$TK" --secret MYTOKEN -- \
+	sh -c '[ ${#MYTOKEN} -eq 16 ] && sleep 5' >"$work/out" 2>"$work/err" &
+pid=$!
+if wait_running "$TK" "sleep 5"; then
+	docker inspect "$cid" >"$work/inspect" 2>&1
+	irc=$?
+	ps -eww -o args >"$work/ps"
+	cat "/proc/$pid/environ" >"$work/environ" 2>/dev/null
+	erc=$?
+	docker events --since "$t0" --until "$(date +%s)" --filter "container=$cid" >"$work/events" 2>&1
+else
+	irc=1 erc=1
+fi
+wait $pid
+rc=$?
+[ $rc -eq 0 ] && [ $irc -eq 0 ] && grep -q "$cid" "$work/inspect" && ! leaks "$work/inspect" &&
+	ok "docker inspect during a run with a secret: no value" || bad "docker inspect" "cid=$cid irc=$irc"
+grep -q "sleep 5" "$work/ps" && ! leaks "$work/ps" &&
+	ok "host command lines (ps) during the run: no value" || bad "ps args"
+[ $erc -eq 0 ] && ! leaks "$work/environ" && ok "sandboxio's own /proc/PID/environ: the value is wiped" ||
+	bad "environ wiped" "erc=$erc"
+! leaks "$work/events" && ok "docker events of the sandbox: no value" || bad "docker events"
+
+# Error paths: each is 125 with a message, and none quotes the value.
+MYTOKEN=$SV cli --audit-log "$alog" run --tenant "$TK" --secret MYTOKEN --env MYTOKEN=plain -- true
+[ $rc -eq 125 ] && stderr_has "MYTOKEN is both a plain variable and a secret" && ! leaks "$work/out" "$work/err" &&
+	[ -z "$(tenant_containers "$TK")" ] && ok "--secret NAME with --env NAME=...: 125, no container" ||
+	bad "secret and env clash"
+
+MYTOKEN=$SV cli --json --audit-log "$alog" run --tenant "$TK" --secret MYTOKEN --env MYTOKEN=plain -- true
+[ $rc -eq 125 ] && json 'd["status"]=="error" and "MYTOKEN" in d["error"]' && ! leaks "$work/out" "$work/err" &&
+	ok "--json clash: error object without the value" || bad "--json clash"
+
+SHORTV=q7z cli run --tenant "$TK" --secret SHORTV -- true
+[ $rc -eq 125 ] && stderr_has "4 to 16384 bytes" && ! grep -q q7z "$work/err" &&
+	ok "a 3-byte secret: 125, the library's bounds, no value" || bad "short secret"
+
+# Library messages that quote what they were given are redacted.
+MYTOKEN=$SV cli --audit-log "$alog" run --tenant "$TK" --secret MYTOKEN --memory "$SV" -- true
+[ $rc -eq 125 ] && stderr_has "<redacted>" && ! leaks "$work/out" "$work/err" &&
+	ok "a library error quoting the value: redacted" || bad "redacted library error"
+
+MYTOKEN=$SV cli --json --audit-log "$alog" run --tenant "$TK" --secret MYTOKEN --image "nosuch/$SV" -- true
+[ $rc -eq 125 ] && json 'd["status"]=="error" and "<redacted>" in d["error"]' && ! leaks "$work/out" "$work/err" &&
+	ok "--json engine error quoting the value: redacted" || bad "--json redacted engine error"
+
+printf '{"secrets": false}\n' >"$work/nosecrets.json"
+chmod 0600 "$work/nosecrets.json"
+MYTOKEN=$SV cli --config "$work/nosecrets.json" --audit-log "$alog" run --tenant "$TK" --secret MYTOKEN -- true
+[ $rc -eq 125 ] && stderr_has "secrets is false" && stderr_has "$work/nosecrets.json" && ! leaks "$work/out" "$work/err" &&
+	[ -z "$(tenant_containers "$TK")" ] && ok "a config with secrets false: 125 with its message" ||
+	bad "config forbids secrets"
+
+unset NOPE
+cli run --tenant "$TK" --secret NOPE -- true
+[ $rc -eq 125 ] && stderr_has "environment variable NOPE is not set" &&
+	ok "--secret NOPE with NOPE unset: 125 naming it" || bad "--secret NOPE"
+
+cli --json run --tenant "$TK" --secret NOPE -- true
+[ $rc -eq 125 ] && json 'd["status"]=="error" and "NOPE" in d["error"]' && ok "--json --secret NOPE: error object" ||
+	bad "--json --secret NOPE"
+
+for form in "--secret TOKEN=hunter2-value" "--secret=TOKEN=hunter2-value"; do
+	cli run --tenant "$TK" $form -- true
+	[ $rc -eq 125 ] && stderr_has "takes the name of an environment variable" && ! grep -q hunter2 "$work/err" &&
+		ok "$form: 125, it takes a variable name, the value is not echoed" || bad "$form"
+done
+
+MYTOKEN=$SV cli run --tenant "$TK" --secret MYTOKEN --secret MYTOKEN -- true
+[ $rc -eq 125 ] && stderr_has "MYTOKEN is given twice" && ok "the same --secret twice: 125" || bad "--secret twice"
+
+cli run-code --tenant "$TK" --lang bash --secret NOPE -
+[ $rc -eq 125 ] && stderr_has NOPE && ok "run-code --secret NOPE: 125" || bad "run-code --secret NOPE"
+
+cli create --tenant "$TK" --secret MYTOKEN
+[ $rc -eq 125 ] && stderr_has -- "--secret" && ok "create takes no --secret (secrets are per run)" ||
+	bad "create --secret"
+
+# --secret-file
+printf 'f1le-s3cret-ABC\n' >"$work/tok"
+chmod 0600 "$work/tok"
+cli run --tenant "$TK" --secret-file FTOKEN="$work/tok" -- sh -c 'echo "[$FTOKEN]"'
+[ $rc -eq 0 ] && stdout_is "[<redacted>]" && ok "--secret-file: delivered without its newline, redacted" ||
+	bad "--secret-file"
+
+cli run --tenant "$TK" --no-redact-output --secret-file FTOKEN="$work/tok" -- sh -c 'echo "[$FTOKEN]"'
+[ $rc -eq 0 ] && stdout_is "[f1le-s3cret-ABC]" && ok "--secret-file --no-redact-output shows it" ||
+	bad "--secret-file raw"
+
+cli run --tenant "$TK" --secret-file FTOKEN="$work/nosuch-tok" -- true
+[ $rc -eq 125 ] && stderr_has "$work/nosuch-tok" && ok "--secret-file of a missing file: 125 naming it" ||
+	bad "--secret-file missing"
+
+cli run --tenant "$TK" --secret-file "$work/tok" -- true
+[ $rc -eq 125 ] && stderr_has "expected NAME=PATH" && ok "--secret-file without NAME=: 125" ||
+	bad "--secret-file without name"
+
+# exec: the secret is that run's only.
+cli create --tenant "$TK" --timeout 120
+id=$(cat "$work/out")
+MYTOKEN=$SV cli exec --audit-log "$alog" --secret MYTOKEN "$id" -- sh -c 'echo "${#MYTOKEN} $MYTOKEN"'
+[ $rc -eq 0 ] && stdout_is "16 <redacted>" && ! leaks "$work/out" && ok "exec --secret: delivered, redacted" ||
+	bad "exec --secret"
+MYTOKEN=$SV cli exec "$id" --no-redact-output --secret MYTOKEN -- sh -c 'echo $MYTOKEN'
+[ $rc -eq 0 ] && stdout_is "$SV" && ok "exec --no-redact-output" || bad "exec --no-redact-output"
+cli exec "$id" -- sh -c 'echo "[${MYTOKEN:-}]"'
+[ $rc -eq 0 ] && stdout_is "[]" && ok "a later exec without --secret does not have it" || bad "exec after secret"
+cli exec "$id" --secret NOPE -- true
+[ $rc -eq 125 ] && stderr_has NOPE && ok "exec --secret NOPE: 125" || bad "exec --secret NOPE"
+cli rm "$id"
+
+# The audit log of all the above.
+cli --audit-log "$alog" ls --tenant "$TK"
+[ "$(stat -c %a "$alog")" = 600 ] && ok "--audit-log file is created 0600" ||
+	bad "audit log mode" "mode $(stat -c %a "$alog")"
+"$PY" -c 'import json,sys
+raw=open(sys.argv[1]).read()
+lines=raw.split("\n")
+assert raw.endswith("\n") and lines[-1]==""
+ev=[json.loads(l) for l in lines[:-1]]
+assert all(isinstance(e,dict) and e["v"]==1 for e in ev)
+names={e["event"] for e in ev}
+assert {"sandbox.create","run.start","run.end","sandbox.destroy"} <= names, names
+assert any(e["event"]=="run.start" and e.get("secret_names")==["MYTOKEN"] for e in ev)
+assert any(e["event"]=="run.start" and e.get("raw_output") is True for e in ev)
+' "$alog" 2>>"$work/err" && ok "every audit line parses as JSON; run.start names the secret" ||
+	bad "audit log JSON"
+! leaks "$alog" && grep -q MYTOKEN "$alog" && ok "the audit log has the secret's name, never its value" ||
+	bad "audit log leaks"
+
+touch "$work/wide.jsonl"
+chmod 0644 "$work/wide.jsonl"
+cli --audit-log "$work/wide.jsonl" run --tenant "$TK" -- true
+[ $rc -eq 125 ] && stderr_has "$work/wide.jsonl" && [ -z "$(tenant_containers "$TK")" ] &&
+	ok "--audit-log on a file others can read: 125" || bad "audit log wide"
+
+# Tracing: TRACEPARENT makes the spans children of the caller's span.
+cat >"$work/otlp.py" <<'PY'
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with open(sys.argv[1], "ab") as f:
+            f.write(body + b"\n")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[2] + ".tmp", "w").write(str(s.server_address[1]))
+__import__("os").rename(sys.argv[2] + ".tmp", sys.argv[2])
+s.serve_forever()
+PY
+rm -f "$work/spans" "$work/otlp.port"
+"$PY" "$work/otlp.py" "$work/spans" "$work/otlp.port" &
+otlp=$!
+for _ in $(seq 1 50); do
+	[ -s "$work/otlp.port" ] && break
+	sleep 0.1
+done
+tid=4bf92f3577b34da6a3ce929d0e0e4736
+psid=00f067aa0ba902b7
+MYTOKEN=$SV TRACEPARENT=00-$tid-$psid-01 OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$(cat "$work/otlp.port") \
+	cli --json run --tenant "$TK" --secret MYTOKEN -- sh -c 'echo $MYTOKEN'
+kill $otlp
+wait $otlp 2>/dev/null
+[ $rc -eq 0 ] && json 'd["stdout"]=="<redacted>\n" and isinstance(d["spans_dropped"], int)' &&
+	"$PY" -c 'import json,sys
+spans=[s for l in open(sys.argv[1]) if l.strip() for r in json.loads(l)["resourceSpans"]
+       for ss in r["scopeSpans"] for s in ss["spans"]]
+names={s["name"] for s in spans}
+assert {"sandboxio.sandbox","sandboxio.run"} <= names, names
+assert all(s["traceId"]==sys.argv[2] for s in spans)
+assert any(s.get("parentSpanId")==sys.argv[3] for s in spans)
+' "$work/spans" $tid $psid 2>>"$work/err" && ! leaks "$work/spans" &&
+	ok "TRACEPARENT: spans join the caller's trace, and hold no value" || bad "TRACEPARENT spans"
+
+cli run --help
+[ $rc -eq 0 ] && grep -q -- "--secret NAME" "$work/out" && grep -q -- "--secret-file NAME=PATH" "$work/out" &&
+	grep -q -- "--no-redact-output" "$work/out" && grep -q "replaced by <redacted>" "$work/out" &&
+	grep -q -- "--audit-log PATH" "$work/out" && ok "run --help documents secrets and redaction" ||
+	bad "run --help secrets"
+
+cli exec --help
+[ $rc -eq 0 ] && grep -q -- "--secret NAME" "$work/out" && grep -q -- "--no-redact-output" "$work/out" &&
+	ok "exec --help documents secrets" || bad "exec --help secrets"
 
 # --- misc ---
 
