@@ -20,6 +20,12 @@
 /* The host stopped reading our frames. */
 #define SBX_INIT_EXIT_HOST_GONE 1
 
+/*
+ * Parses a positive decimal integer of at most max, digits only (no sign,
+ * no space, no suffix). Returns 0, or -1 and leaves *out alone.
+ */
+int sbx_init_parse_positive(const char *s, long long max, long long *out);
+
 /* Writes "sbx-init: <message>\n" to fd 2 with a single write(2), no stdio. */
 void sbx_init_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

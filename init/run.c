@@ -442,21 +442,6 @@ static void drain(void)
 	}
 }
 
-static int parse_ms(const char *s, long long *out)
-{
-	char *end;
-	long long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end || v <= 0 || v > DEADLINE_MS_MAX)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int run_usage(const char *why)
 {
 	sbx_init_msg("run: %s", why);
@@ -482,7 +467,7 @@ int sbx_init_run(int argc, char **argv)
 		if (strcmp(argv[i], "--") == 0)
 			break;
 		if (strcmp(argv[i], "--deadline-ms") == 0 && i + 1 < argc && deadline_ms < 0) {
-			if (parse_ms(argv[++i], &deadline_ms) != 0)
+			if (sbx_init_parse_positive(argv[++i], DEADLINE_MS_MAX, &deadline_ms) != 0)
 				return run_usage("--deadline-ms needs a positive number of ms");
 		} else if (strcmp(argv[i], "--cwd") == 0 && i + 1 < argc && !cwd) {
 			cwd = argv[++i];

@@ -83,7 +83,7 @@ static void usage(void)
 		     "       sbx-init run --deadline-ms N [--cwd DIR] -- PROG [ARG...]");
 }
 
-static int parse_deadline(const char *s, long long *out)
+int sbx_init_parse_positive(const char *s, long long max, long long *out)
 {
 	char *end;
 	long long v;
@@ -92,7 +92,7 @@ static int parse_deadline(const char *s, long long *out)
 		return -1;
 	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (errno || *end || v <= 0 || v > DEADLINE_MAX)
+	if (errno || *end || v <= 0 || v > max)
 		return -1;
 	*out = v;
 	return 0;
@@ -137,7 +137,7 @@ int sbx_init_pid1(int argc, char **argv)
 		usage();
 		return SBX_INIT_EXIT_USAGE;
 	}
-	if (parse_deadline(argv[2], &deadline) != 0) {
+	if (sbx_init_parse_positive(argv[2], DEADLINE_MAX, &deadline) != 0) {
 		sbx_init_msg("invalid --deadline %s: expected unix seconds", argv[2]);
 		return SBX_INIT_EXIT_USAGE;
 	}
