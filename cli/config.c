@@ -2,12 +2,14 @@
  * cli/config.c: the operator config (docs/config.md) and `config
  * --effective`.
  *
- * The config is found by the library: --config PATH, else $SANDBOXIO_CONFIG,
- * else /etc/sandboxio/config.json, else the built-in one. The command never
- * reads the variable itself, so that it binds exactly as a host program
- * that embeds the library is bound. A config that cannot be used is an
- * error (exit 125) with the library's message, which names the file and the
- * key; it is never skipped.
+ * The config is loaded by sbx_config_load_narrowed(): the system config
+ * (/etc/sandboxio/config.json, root-owned, else the built-in one) is the
+ * bound, and --config PATH, else $SANDBOXIO_CONFIG, may only narrow it. The
+ * arguments and environment of this command may be an agent's, so they are
+ * never trusted to widen anything: a narrowing config beyond the system's is
+ * refused, naming the key and both files. The command never reads the
+ * variable itself. A config that cannot be used is an error (exit 125) with
+ * the library's message; it is never skipped.
  *
  * `config --effective [OPTIONS]` prints what the library's merge makes of
  * the options, taken as the request: each value with where it came from
@@ -24,7 +26,7 @@
 int cli_config_load(const struct cli_opts *o, sbx_config **out)
 {
 	*out = NULL;
-	if (sbx_config_load(out, o->config) < 0) {
+	if (sbx_config_load_narrowed(out, o->config) < 0) {
 		cli_print_lib_error(o);
 		return CLI_EXIT_FAIL;
 	}

@@ -621,7 +621,7 @@ static void check_config(struct doctor *d)
 {
 	sbx_config *cfg = NULL;
 
-	if (sbx_config_load(&cfg, d->o->config) < 0) {
+	if (sbx_config_load_narrowed(&cfg, d->o->config) < 0) {
 		check(d, LV_FAIL, "config", "%s", sbx_error_last()->message);
 		return;
 	}

@@ -6,6 +6,8 @@
 #ifndef SBX_CORE_CONFIG_INT_H
 #define SBX_CORE_CONFIG_INT_H
 
+#include <sys/types.h>
+
 #include <sandboxio/config.h>
 
 #include "core/policy-int.h"
@@ -95,5 +97,15 @@ int sbx__config_check_egress_cidr(const sbx_config *c, const char *cidr);
 
 /* sbx_config_load() with the system path replaced (for tests). */
 int sbx__config_load_search(sbx_config **out, const char *path, const char *system_path);
+
+/*
+ * sbx_config_load_narrowed() with the system path and the owner it must
+ * have (besides root) replaced, for tests; the library passes
+ * SBX_CONFIG_SYSTEM_PATH and 0 (root only).
+ */
+int sbx__config_load_narrowed(sbx_config **out,
+			      const char *path,
+			      const char *system_path,
+			      uid_t system_owner);
 
 #endif

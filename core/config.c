@@ -67,7 +67,20 @@ struct sbx_config {
 	sbx_tier min_tier;
 	int min_tier_set;
 	int is_file; /* parsed from text: an absent "egress" then permits nothing */
+	/*
+	 * Layered (sbx_config_load_narrowed() with a narrowing file): source is
+	 * the narrowing file, sys_source the system file (NULL: built-in), and
+	 * each from_* says which of the two a value came from.
+	 */
+	int layered;
+	int is_system; /* the system config itself, as the CLI loads it */
+	char *sys_source;
+	unsigned char from_bound[2][NSLOT];
+	unsigned char from_image, from_images, from_egress, from_backends;
+	unsigned char from_secrets, from_tenant, from_tier;
 };
+
+enum { FROM_SYSTEM = 0, FROM_NARROW = 1 };
 
 /* The built-in config: every field zero. */
 static const struct sbx_config builtin_config;
@@ -186,6 +199,20 @@ static const char *source_name(const sbx_config *c)
 {
 	return c->source ? c->source : "(built-in)";
 }
+
+/*
+ * The file a value that the config sets came from: the config's own source,
+ * or for a layered config the system or narrowing file. builtin names the
+ * built-in config ("builtin" in descriptions, "(built-in)" in messages).
+ */
+static const char *from_name(const sbx_config *c, unsigned char from, const char *builtin)
+{
+	if (c->layered && from == FROM_SYSTEM)
+		return c->sys_source ? c->sys_source : builtin;
+	return c->source ? c->source : builtin;
+}
+
+#define SRC(c, f) from_name((c), (c)->f, "(built-in)")
 
 /* ===== Parsing ===== */
 
@@ -445,6 +472,19 @@ static int prefix_equal(const unsigned char *a, const unsigned char *b, unsigned
 	if (!rest)
 		return 1;
 	return ((a[full] ^ b[full]) & (0xff << (8 - rest)) & 0xff) == 0;
+}
+
+/* Whether want lies inside one of c's egress.cidrs. */
+static int cidr_inside(const sbx_config *c, const struct cidr *want)
+{
+	for (size_t i = 0; i < c->cidrs_n; i++) {
+		const struct cidr *have = &c->cidrs[i];
+
+		if (have->family == want->family && want->prefix >= have->prefix &&
+		    prefix_equal(want->addr, have->addr, have->prefix))
+			return 1;
+	}
+	return 0;
 }
 
 static int host_bits_zero(const struct cidr *c)
@@ -728,7 +768,11 @@ static int check_whole(const struct parse *ps)
 	return 0;
 }
 
-int sbx_config_parse(sbx_config **out, const char *json, size_t len, const char *origin)
+/*
+ * Parses a config; whole 0 skips check_whole(), for a narrowing config,
+ * whose defaults and ceilings are checked once merged with the system's.
+ */
+static int parse_text(sbx_config **out, const char *json, size_t len, const char *origin, int whole)
 {
 	json_t *root = NULL;
 	json_error_t jerr;
@@ -770,7 +814,7 @@ int sbx_config_parse(sbx_config **out, const char *json, size_t len, const char 
 		goto done;
 	}
 	rc = parse_object(&ps, "", root);
-	if (rc == 0)
+	if (rc == 0 && whole)
 		rc = check_whole(&ps);
 	if (rc == 0) {
 		*out = SBX_STEAL(&c);
@@ -783,11 +827,17 @@ done:
 	return rc;
 }
 
+int sbx_config_parse(sbx_config **out, const char *json, size_t len, const char *origin)
+{
+	return parse_text(out, json, len, origin, 1);
+}
+
 void sbx_config_free(sbx_config *c)
 {
 	if (!c || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
 	free(c->source);
+	free(c->sys_source);
 	free(c->def_image);
 	list_free(c->images, c->images_n);
 	free(c->cidrs);
@@ -826,20 +876,20 @@ int64_t sbx_config_limit_ceiling(const sbx_config *c, sbx_limit_kind which)
 /* ===== Loading ===== */
 
 /*
- * ssh's rule: owned by root or by us, and writable by nobody else. A
+ * ssh's rule: owned by root or by me, and writable by nobody else. A
  * directory writable by others is accepted only with the sticky bit (as
- * /tmp): there no one else may rename or remove an entry we own.
+ * /tmp): there no one else may rename or remove an entry we own. The
+ * system config passes me = 0: root only.
  */
-static int check_owner_mode(const char *cfg, const char *what, const char *path, struct stat *st)
+static int
+check_owner_mode(const char *cfg, const char *what, const char *path, struct stat *st, uid_t me)
 {
-	uid_t me = geteuid();
-
 	if (st->st_uid != 0 && st->st_uid != me)
 		return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_POLICY,
-				      "config %s: refused: %s %s is owned by uid %u, neither root "
-				      "nor the caller (uid %u); its owner could widen every "
-				      "sandbox",
-				      cfg, what, path, (unsigned)st->st_uid, (unsigned)me);
+				      "config %s: refused: %s %s is owned by uid %u, %s; its "
+				      "owner could widen every sandbox",
+				      cfg, what, path, (unsigned)st->st_uid,
+				      me ? "neither root nor the caller" : "not root");
 	if ((st->st_mode & 022) && !(S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX)))
 		return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_POLICY,
 				      "config %s: refused: %s %s is writable by %s (mode %04o); "
@@ -855,7 +905,7 @@ static int check_owner_mode(const char *cfg, const char *what, const char *path,
 }
 
 /* Checks every directory above real (an absolute path without symlinks). */
-static int check_dirs(const char *cfg, const char *real)
+static int check_dirs(const char *cfg, const char *real, uid_t me)
 {
 	_sbx_cleanup_free_ char *dir = strdup(real);
 	struct stat st;
@@ -879,7 +929,7 @@ static int check_dirs(const char *cfg, const char *real)
 			return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_POLICY,
 					      "config %s: refused: %s is not a directory", cfg,
 					      dir);
-		rc = check_owner_mode(cfg, "directory", dir, &st);
+		rc = check_owner_mode(cfg, "directory", dir, &st, me);
 		if (rc < 0)
 			return rc;
 		if (strcmp(dir, "/") == 0)
@@ -889,8 +939,12 @@ static int check_dirs(const char *cfg, const char *real)
 
 #define NOT_FOUND 1
 
-/* Loads path. A missing file is SBX_ENOTFOUND when required, else NOT_FOUND. */
-static int load_file(sbx_config **out, const char *path, int required, const char *named_by)
+/*
+ * Loads path, which must be owned by root or me. A missing file is
+ * SBX_ENOTFOUND when required, else NOT_FOUND. whole: as parse_text().
+ */
+static int load_file(
+	sbx_config **out, const char *path, int required, const char *named_by, uid_t me, int whole)
 {
 	_sbx_cleanup_free_ char *real = NULL, *buf = NULL;
 	_sbx_cleanup_close_ int fd = -1;
@@ -922,9 +976,9 @@ static int load_file(sbx_config **out, const char *path, int required, const cha
 	if (!S_ISREG(st.st_mode))
 		return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_POLICY,
 				      "config %s: refused: not a regular file", path);
-	rc = check_owner_mode(path, "file", real, &st);
+	rc = check_owner_mode(path, "file", real, &st, me);
 	if (rc == 0)
-		rc = check_dirs(path, real);
+		rc = check_dirs(path, real, me);
 	if (rc < 0)
 		return rc;
 	if (st.st_size > (off_t)SBX_CONFIG_MAX_BYTES)
@@ -944,7 +998,7 @@ static int load_file(sbx_config **out, const char *path, int required, const cha
 			break;
 		n += (size_t)r;
 	}
-	return sbx_config_parse(out, buf, n, path);
+	return parse_text(out, buf, n, path, whole);
 }
 
 int sbx__config_load_search(sbx_config **out, const char *path, const char *system_path)
@@ -957,11 +1011,11 @@ int sbx__config_load_search(sbx_config **out, const char *path, const char *syst
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
 				      "config_load: out is NULL");
 	if (path)
-		return load_file(out, path, 1, "given explicitly");
+		return load_file(out, path, 1, "given explicitly", geteuid(), 1);
 	env = secure_getenv(SBX_CONFIG_ENV);
 	if (env && *env)
-		return load_file(out, env, 1, "named by $" SBX_CONFIG_ENV);
-	rc = load_file(out, system_path, 0, "the system config");
+		return load_file(out, env, 1, "named by $" SBX_CONFIG_ENV, geteuid(), 1);
+	rc = load_file(out, system_path, 0, "the system config", geteuid(), 1);
 	if (rc != NOT_FOUND)
 		return rc;
 	c = calloc(1, sizeof(*c));
@@ -980,10 +1034,10 @@ int sbx_config_load(sbx_config **out, const char *path)
 
 /* ===== Checks ===== */
 
-static int deny(const sbx_config *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int deny(const char *src, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* SBX_EDENIED, with the config named at the end. */
-static int deny(const sbx_config *c, const char *fmt, ...)
+/* SBX_EDENIED, with the config file src named at the end. */
+static int deny(const char *src, const char *fmt, ...)
 {
 	char msg[768];
 	va_list ap;
@@ -994,7 +1048,7 @@ static int deny(const sbx_config *c, const char *fmt, ...)
 	return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_POLICY,
 			      "%s in config %s; a call may narrow what the operator allows, never "
 			      "widen it",
-			      msg, source_name(c));
+			      msg, src);
 }
 
 int sbx__config_check_backend(const sbx_config *c, const char *backend)
@@ -1004,7 +1058,8 @@ int sbx__config_check_backend(const sbx_config *c, const char *backend)
 	for (size_t i = 0; i < c->backends_n; i++)
 		if (backend && strcmp(c->backends[i], backend) == 0)
 			return 0;
-	return deny(c, "backend \"%.32s\" is not in backends", backend ? backend : "(null)");
+	return deny(SRC(c, from_backends), "backend \"%.32s\" is not in backends",
+		    backend ? backend : "(null)");
 }
 
 int sbx__config_check_limit(const sbx_config *c, sbx_limit_kind kind, int64_t v)
@@ -1014,8 +1069,8 @@ int sbx__config_check_limit(const sbx_config *c, sbx_limit_kind kind, int64_t v)
 	if (!c || kind < SBX_LIMIT_CPU_MILLI || kind > SBX_LIMIT_OUTPUT || !c->bound[1][kind] ||
 	    v <= c->bound[1][kind])
 		return 0;
-	return deny(c, "%s: the request, %s, is above ceilings.%s (%s)", slot_names[kind],
-		    fmt_slot(a, sizeof(a), kind, v), slot_names[kind],
+	return deny(SRC(c, from_bound[1][kind]), "%s: the request, %s, is above ceilings.%s (%s)",
+		    slot_names[kind], fmt_slot(a, sizeof(a), kind, v), slot_names[kind],
 		    fmt_slot(b, sizeof(b), kind, c->bound[1][kind]));
 }
 
@@ -1023,7 +1078,7 @@ int sbx__config_check_secrets(const sbx_config *c, size_t n)
 {
 	if (!c || !c->secrets_set || c->secrets || n == 0)
 		return 0;
-	return deny(c, "%zu secret(s) were passed, and secrets is false", n);
+	return deny(SRC(c, from_secrets), "%zu secret(s) were passed, and secrets is false", n);
 }
 
 int sbx__config_check_egress_host(const sbx_config *c, const char *host)
@@ -1031,14 +1086,15 @@ int sbx__config_check_egress_host(const sbx_config *c, const char *host)
 	if (!c || (!c->is_file && !c->egress_set))
 		return 0;
 	if (!c->egress_set)
-		return deny(c,
+		return deny(SRC(c, from_egress),
 			    "egress to host \"%.253s\" was asked for, and there is no egress key: "
 			    "no call may open the network",
 			    host ? host : "(null)");
 	for (size_t i = 0; host && i < c->hosts_n; i++)
 		if (strcasecmp(c->hosts[i], host) == 0)
 			return 0;
-	return deny(c, "host \"%.253s\" is not in egress.hosts", host ? host : "(null)");
+	return deny(SRC(c, from_egress), "host \"%.253s\" is not in egress.hosts",
+		    host ? host : "(null)");
 }
 
 int sbx__config_check_egress_cidr(const sbx_config *c, const char *cidr)
@@ -1048,7 +1104,7 @@ int sbx__config_check_egress_cidr(const sbx_config *c, const char *cidr)
 	if (!c || (!c->is_file && !c->egress_set))
 		return 0;
 	if (!c->egress_set)
-		return deny(c,
+		return deny(SRC(c, from_egress),
 			    "egress to %.64s was asked for, and there is no egress key: no call "
 			    "may open the network",
 			    cidr ? cidr : "(null)");
@@ -1056,14 +1112,9 @@ int sbx__config_check_egress_cidr(const sbx_config *c, const char *cidr)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
 				      "egress entry \"%.64s\" is not an address or prefix",
 				      cidr ? cidr : "(null)");
-	for (size_t i = 0; i < c->cidrs_n; i++) {
-		const struct cidr *have = &c->cidrs[i];
-
-		if (have->family == want.family && want.prefix >= have->prefix &&
-		    prefix_equal(want.addr, have->addr, have->prefix))
-			return 0;
-	}
-	return deny(c, "%.64s is not inside egress.cidrs", cidr);
+	if (cidr_inside(c, &want))
+		return 0;
+	return deny(SRC(c, from_egress), "%.64s is not inside egress.cidrs", cidr);
 }
 
 /*
@@ -1096,6 +1147,266 @@ static int image_permitted(const sbx_config *c, const char *ref)
 			return 1;
 	}
 	return 0;
+}
+
+/* ===== Narrowing ===== */
+
+static int in_list(char *const *list, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(list[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+static int copy_list(char ***dst, size_t *dn, char *const *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc = push(dst, dn, src[i]);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int
+nrefuse(const sbx_config *sys, const sbx_config *nar, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* SBX_EDENIED naming the key, the narrowing file and the system config. */
+static int
+nrefuse(const sbx_config *sys, const sbx_config *nar, const char *key, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_POLICY,
+			      "config %s: refused: %s: %s; the system config %s is the bound, "
+			      "and a config named by --config or $" SBX_CONFIG_ENV
+			      " may only narrow it",
+			      source_name(nar), key, msg, source_name(sys));
+}
+
+static int narrow_bounds(sbx_config *m, const sbx_config *sys, const sbx_config *nar)
+{
+	char a[32], b[32], key[32];
+
+	for (int s = 0; s < NSLOT; s++) {
+		int64_t sc = sys->bound[1][s] ? sys->bound[1][s] : slot_range[s].max;
+		int64_t def, ceil;
+
+		if (nar->bound[1][s] > sc) {
+			snprintf(key, sizeof(key), "ceilings.%s", slot_names[s]);
+			return nrefuse(sys, nar, key, "%s is above the system's ceilings.%s (%s)",
+				       fmt_slot(a, sizeof(a), s, nar->bound[1][s]), slot_names[s],
+				       fmt_slot(b, sizeof(b), s, sc));
+		}
+		m->bound[1][s] = nar->bound[1][s] ? nar->bound[1][s] : sys->bound[1][s];
+		m->from_bound[1][s] = nar->bound[1][s] ? FROM_NARROW : FROM_SYSTEM;
+		snprintf(key, sizeof(key), "defaults.%s", slot_names[s]);
+		if (nar->bound[0][s] > sc)
+			return nrefuse(sys, nar, key, "%s is above the system's ceilings.%s (%s)",
+				       fmt_slot(a, sizeof(a), s, nar->bound[0][s]), slot_names[s],
+				       fmt_slot(b, sizeof(b), s, sc));
+		m->bound[0][s] = nar->bound[0][s] ? nar->bound[0][s] : sys->bound[0][s];
+		m->from_bound[0][s] = nar->bound[0][s] ? FROM_NARROW : FROM_SYSTEM;
+		def = m->bound[0][s] ? m->bound[0][s] : slot_range[s].def;
+		ceil = m->bound[1][s] ? m->bound[1][s] : slot_range[s].max;
+		if (def > ceil)
+			return nrefuse(
+				sys, nar, key,
+				"the default %s (%s) is above ceilings.%s (%s, %s); set %s at "
+				"or below the ceiling",
+				fmt_slot(a, sizeof(a), s, def),
+				m->bound[0][s] ? from_name(m, m->from_bound[0][s], "built-in")
+					       : "built-in",
+				slot_names[s], fmt_slot(b, sizeof(b), s, ceil),
+				m->bound[1][s] ? from_name(m, m->from_bound[1][s], "built-in")
+					       : "built-in",
+				key);
+	}
+	return 0;
+}
+
+static int narrow_lists(sbx_config *m, const sbx_config *sys, const sbx_config *nar)
+{
+	const sbx_config *src;
+	const char *def;
+	char key[48];
+	int rc;
+
+	if (nar->def_image && !image_permitted(sys, nar->def_image))
+		return nrefuse(sys, nar, "defaults.image",
+			       "\"%.255s\" is not in the system's images", nar->def_image);
+	src = nar->def_image ? nar : sys;
+	m->from_image = nar->def_image ? FROM_NARROW : FROM_SYSTEM;
+	if (src->def_image && !(m->def_image = strdup(src->def_image)))
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_POLICY, "config: out of memory");
+
+	for (size_t i = 0; nar->images_set && i < nar->images_n; i++) {
+		snprintf(key, sizeof(key), "images[%zu]", i);
+		if (!image_permitted(sys, nar->images[i]))
+			return nrefuse(sys, nar, key, "\"%.255s\" is not in the system's images",
+				       nar->images[i]);
+	}
+	src = nar->images_set ? nar : sys;
+	m->images_set = src->images_set;
+	m->from_images = nar->images_set ? FROM_NARROW : FROM_SYSTEM;
+	rc = copy_list(&m->images, &m->images_n, src->images, src->images_n);
+	if (rc < 0)
+		return rc;
+	def = m->def_image ? m->def_image : SBX_DEFAULT_IMAGE;
+	if (!image_permitted(m, def))
+		return nrefuse(sys, nar, "defaults.image",
+			       "the default image \"%.255s\" is not in images; a call that sets no "
+			       "image would be refused",
+			       def);
+
+	/* A file's egress: absent means none, so the narrowing file decides. */
+	for (size_t i = 0; nar->egress_set && i < nar->cidrs_n; i++) {
+		snprintf(key, sizeof(key), "egress.cidrs[%zu]", i);
+		if ((sys->is_file || sys->egress_set) && !cidr_inside(sys, &nar->cidrs[i]))
+			return nrefuse(sys, nar, key, "%.64s is not inside the system's %s",
+				       nar->cidr_text[i],
+				       sys->egress_set ? "egress.cidrs"
+						       : "egress (it has none: no network)");
+	}
+	for (size_t i = 0; nar->egress_set && i < nar->hosts_n; i++) {
+		snprintf(key, sizeof(key), "egress.hosts[%zu]", i);
+		if ((sys->is_file || sys->egress_set) &&
+		    !in_list(sys->hosts, sys->hosts_n, nar->hosts[i]))
+			return nrefuse(sys, nar, key, "\"%.253s\" is not in the system's %s",
+				       nar->hosts[i],
+				       sys->egress_set ? "egress.hosts"
+						       : "egress (it has none: no network)");
+	}
+	m->egress_set = nar->egress_set;
+	m->from_egress = FROM_NARROW;
+	if (nar->cidrs_n) {
+		m->cidrs = malloc(nar->cidrs_n * sizeof(*m->cidrs));
+		if (!m->cidrs)
+			return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_POLICY,
+					      "config: out of memory");
+		memcpy(m->cidrs, nar->cidrs, nar->cidrs_n * sizeof(*m->cidrs));
+	}
+	rc = copy_list(&m->cidr_text, &m->cidrs_n, nar->cidr_text, nar->cidrs_n);
+	if (rc == 0)
+		rc = copy_list(&m->hosts, &m->hosts_n, nar->hosts, nar->hosts_n);
+	if (rc < 0)
+		return rc;
+
+	for (size_t i = 0; nar->backends_set && i < nar->backends_n; i++) {
+		snprintf(key, sizeof(key), "backends[%zu]", i);
+		if (sys->backends_set && !in_list(sys->backends, sys->backends_n, nar->backends[i]))
+			return nrefuse(sys, nar, key, "\"%.32s\" is not in the system's backends",
+				       nar->backends[i]);
+	}
+	src = nar->backends_set ? nar : sys;
+	m->backends_set = src->backends_set;
+	m->from_backends = nar->backends_set ? FROM_NARROW : FROM_SYSTEM;
+	return copy_list(&m->backends, &m->backends_n, src->backends, src->backends_n);
+}
+
+/*
+ * The system config sys narrowed by nar: each ceiling the smaller, each
+ * default nar's (within sys's ceilings), each permitted set the
+ * intersection, secrets only if both allow them, a tenant required if
+ * either requires one, the higher min_tier. Whatever nar asks for beyond
+ * sys is refused, never dropped.
+ */
+static int narrow(sbx_config **out, const sbx_config *sys, const sbx_config *nar)
+{
+	sbx_config *m = calloc(1, sizeof(*m));
+	int sys_secrets = sys->secrets_set ? sys->secrets : 1;
+	int rc;
+
+	if (!m)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_POLICY, "config: out of memory");
+	m->refs = 1;
+	m->layered = 1;
+	m->is_file = 1;
+	if (!(m->source = strdup(source_name(nar))) ||
+	    (sys->source && !(m->sys_source = strdup(sys->source)))) {
+		rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_POLICY, "config: out of memory");
+		goto fail;
+	}
+	rc = narrow_bounds(m, sys, nar);
+	if (rc == 0)
+		rc = narrow_lists(m, sys, nar);
+	if (rc < 0)
+		goto fail;
+
+	m->secrets_set = sys->secrets_set || nar->secrets_set;
+	m->secrets = sys_secrets && (nar->secrets_set ? nar->secrets : 1);
+	m->from_secrets = !sys_secrets || !nar->secrets_set ? FROM_SYSTEM : FROM_NARROW;
+	m->require_tenant_set = sys->require_tenant_set || nar->require_tenant_set;
+	m->require_tenant = sys->require_tenant || nar->require_tenant;
+	m->from_tenant =
+		sys->require_tenant || !nar->require_tenant_set ? FROM_SYSTEM : FROM_NARROW;
+	m->min_tier_set = sys->min_tier_set || nar->min_tier_set;
+	m->min_tier = sys->min_tier;
+	m->from_tier = FROM_SYSTEM;
+	if (nar->min_tier_set && (!sys->min_tier_set || nar->min_tier > sys->min_tier)) {
+		m->min_tier = nar->min_tier;
+		m->from_tier = FROM_NARROW;
+	}
+	*out = m;
+	return 0;
+fail:
+	sbx_config_free(m);
+	return rc;
+}
+
+int sbx__config_load_narrowed(sbx_config **out,
+			      const char *path,
+			      const char *system_path,
+			      uid_t system_owner)
+{
+	const char *named_by = "given explicitly", *env;
+	sbx_config *sys = NULL, *nar = NULL;
+	int rc;
+
+	if (!out)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
+				      "config_load_narrowed: out is NULL");
+	rc = load_file(&sys, system_path, 0, "the system config", system_owner, 1);
+	if (rc < 0)
+		return rc;
+	if (rc == NOT_FOUND) {
+		sys = calloc(1, sizeof(*sys));
+		if (!sys)
+			return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_POLICY,
+					      "config: out of memory");
+		sys->refs = 1;
+	}
+	sys->is_system = 1;
+	if (!path) {
+		env = secure_getenv(SBX_CONFIG_ENV);
+		if (env && *env) {
+			path = env;
+			named_by = "named by $" SBX_CONFIG_ENV;
+		}
+	}
+	if (!path) {
+		*out = sys;
+		return 0;
+	}
+	rc = load_file(&nar, path, 1, named_by, geteuid(), 0);
+	if (rc == 0)
+		rc = narrow(out, sys, nar);
+	sbx_config_free(nar);
+	sbx_config_free(sys);
+	return rc;
+}
+
+int sbx_config_load_narrowed(sbx_config **out, const char *path)
+{
+	sbx__error_clear();
+	return sbx__config_load_narrowed(out, path, SBX_CONFIG_SYSTEM_PATH, 0);
 }
 
 /* ===== The merge ===== */
@@ -1141,7 +1452,7 @@ int sbx__config_merge(sbx_policy **out,
 					[SBX_TIMEOUT_RUN_CODE] = "run_code",
 					[SBX_TIMEOUT_SANDBOX] = "sandbox",
 				};
-				rc = deny(c,
+				rc = deny(SRC(c, from_bound[1][0]),
 					  "timeout: the %s deadline asked for, %s, is above "
 					  "ceilings.timeout (%s)",
 					  words[k],
@@ -1180,13 +1491,13 @@ int sbx__config_merge(sbx_policy **out,
 		o.image = SBX__ORIGIN_FILE;
 	}
 	if (!image_permitted(c, eff->image)) {
-		rc = deny(c, "image \"%.255s\" is not in images", eff->image);
+		rc = deny(SRC(c, from_images), "image \"%.255s\" is not in images", eff->image);
 		goto fail;
 	}
 	if (req->set & SBX__SET_TENANT)
 		o.tenant = SBX__ORIGIN_REQUEST;
 	else if (c->require_tenant) {
-		rc = deny(c, "no tenant id was set, and require_tenant is true");
+		rc = deny(SRC(c, from_tenant), "no tenant id was set, and require_tenant is true");
 		goto fail;
 	}
 	if (req->set & SBX__SET_MIN_TIER)
@@ -1219,13 +1530,13 @@ int sbx_config_apply(sbx_policy **out,
 
 /* ===== Describing ===== */
 
-static const char *origin_name(const sbx_config *c, enum sbx__origin o)
+static const char *origin_name(const sbx_config *c, enum sbx__origin o, unsigned char from)
 {
 	switch (o) {
 	case SBX__ORIGIN_BUILTIN:
 		return "builtin";
 	case SBX__ORIGIN_FILE:
-		return c->source ? c->source : "builtin";
+		return from_name(c, from, "builtin");
 	case SBX__ORIGIN_REQUEST:
 		return "request";
 	}
@@ -1341,6 +1652,11 @@ int sbx_config_describe(char **out,
 		goto done;
 	}
 	set_new(root, "source", json_string(c->source ? c->source : "builtin"), &bad);
+	if (c->layered)
+		set_new(root, "system", json_string(c->sys_source ? c->sys_source : "builtin"),
+			&bad);
+	else if (c->is_system)
+		set_new(root, "system", json_string(c->source ? c->source : "builtin"), &bad);
 	set_new(root, "backend", json_string(backend), &bad);
 	for (int k = SBX_TIMEOUT_CREATE; k <= SBX_TIMEOUT_SANDBOX; k++) {
 		static const char *const names[] = {
@@ -1351,51 +1667,57 @@ int sbx_config_describe(char **out,
 		};
 		set_new(t, names[k],
 			entry(slot_json(0, (int64_t)eff->timeout_ms[k]),
-			      origin_name(c, o.timeout[k])),
+			      origin_name(c, o.timeout[k], c->from_bound[0][0])),
 			&bad);
 	}
 	set_new(e, "timeout", json_incref(t), &bad);
 	for (int s = SBX_LIMIT_CPU_MILLI; s <= SBX_LIMIT_OUTPUT; s++)
 		set_new(e, slot_names[s],
-			entry(slot_json(s, eff->limit[s]), origin_name(c, o.limit[s])), &bad);
-	set_new(e, "image", entry(json_string(eff->image), origin_name(c, o.image)), &bad);
-	set_new(e, "tenant", entry(json_string(eff->tenant), origin_name(c, o.tenant)), &bad);
+			entry(slot_json(s, eff->limit[s]),
+			      origin_name(c, o.limit[s], c->from_bound[0][s])),
+			&bad);
+	set_new(e, "image", entry(json_string(eff->image), origin_name(c, o.image, c->from_image)),
+		&bad);
+	set_new(e, "tenant", entry(json_string(eff->tenant), origin_name(c, o.tenant, 0)), &bad);
 	set_new(e, "min_tier",
-		entry(json_string(sbx_tier_name(eff->min_tier)), origin_name(c, o.min_tier)), &bad);
+		entry(json_string(sbx_tier_name(eff->min_tier)),
+		      origin_name(c, o.min_tier, c->from_tier)),
+		&bad);
 	set_new(e, "allow", entry(allow_json(eff), eff->allow_n ? "request" : "builtin"), &bad);
 	set_new(root, "effective", json_incref(e), &bad);
 	for (int s = 0; s < NSLOT; s++)
 		set_new(ceil, slot_names[s],
 			entry(slot_json(s, c->bound[1][s] ? c->bound[1][s] : slot_range[s].max),
-			      c->bound[1][s] ? file : "builtin"),
+			      c->bound[1][s] ? from_name(c, c->from_bound[1][s], file) : "builtin"),
 			&bad);
 	set_new(root, "ceilings", json_incref(ceil), &bad);
 	set_new(root, "images",
 		entry(c->images_set ? list_json(c->images, c->images_n) : json_string("any"),
-		      c->images_set ? file : "builtin"),
+		      c->images_set ? from_name(c, c->from_images, file) : "builtin"),
 		&bad);
 	if (c->egress_set)
 		egress = json_pack("{s:o, s:o}", "cidrs", list_json(c->cidr_text, c->cidrs_n),
 				   "hosts", list_json(c->hosts, c->hosts_n));
 	else
 		egress = json_string(c->is_file ? "none" : "any");
-	set_new(root, "egress", entry(egress, c->is_file ? file : "builtin"), &bad);
+	set_new(root, "egress",
+		entry(egress, c->is_file ? from_name(c, c->from_egress, file) : "builtin"), &bad);
 	set_new(root, "backends",
 		entry(c->backends_set ? list_json(c->backends, c->backends_n) : json_string("any"),
-		      c->backends_set ? file : "builtin"),
+		      c->backends_set ? from_name(c, c->from_backends, file) : "builtin"),
 		&bad);
 	set_new(root, "secrets",
 		entry(json_boolean(c->secrets_set ? c->secrets : 1),
-		      c->secrets_set ? file : "builtin"),
+		      c->secrets_set ? from_name(c, c->from_secrets, file) : "builtin"),
 		&bad);
 	set_new(root, "require_tenant",
 		entry(json_boolean(c->require_tenant_set && c->require_tenant),
-		      c->require_tenant_set ? file : "builtin"),
+		      c->require_tenant_set ? from_name(c, c->from_tenant, file) : "builtin"),
 		&bad);
 	set_new(root, "min_tier",
 		entry(json_string(
 			      sbx_tier_name(c->min_tier_set ? c->min_tier : SBX_TIER_CONTAINER)),
-		      c->min_tier_set ? file : "builtin"),
+		      c->min_tier_set ? from_name(c, c->from_tier, file) : "builtin"),
 		&bad);
 	if (!bad)
 		text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

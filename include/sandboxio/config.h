@@ -27,7 +27,7 @@ SBX_BEGIN_DECL
 
 typedef struct sbx_config sbx_config;
 
-/** Where sbx_config_load() looks last. */
+/** Where sbx_config_load() looks last; the bound of sbx_config_load_narrowed(). */
 #define SBX_CONFIG_SYSTEM_PATH "/etc/sandboxio/config.json"
 /** The environment variable sbx_config_load() reads (with secure_getenv). */
 #define SBX_CONFIG_ENV "SANDBOXIO_CONFIG"
@@ -35,7 +35,14 @@ typedef struct sbx_config sbx_config;
 #define SBX_CONFIG_MAX_BYTES (1u << 20)
 
 /**
- * Loads the operator config.
+ * Loads the operator config, trusting whoever names it.
+ *
+ * For a host program that is itself the operator: the config it names (or
+ * that $SANDBOXIO_CONFIG names) replaces the system config and may widen
+ * every bound up to the built-in ranges. ^A path given through this call is
+ * trusted as the operator's. A program that takes the path, or its
+ * environment, from a caller it does not trust (a command line an agent
+ * writes) uses sbx_config_load_narrowed() instead.
  *
  * Looks at path if it is not NULL, else at $SANDBOXIO_CONFIG if it is set
  * and not empty (read with secure_getenv, so ignored in setuid programs),
@@ -58,6 +65,41 @@ typedef struct sbx_config sbx_config;
  * SBX_ENOMEM.
  */
 SBX_EXTERN int sbx_config_load(sbx_config **out, const char *path);
+
+/**
+ * Loads the system config narrowed by an untrusted one.
+ *
+ * The bound is SBX_CONFIG_SYSTEM_PATH when it exists, else the built-in
+ * config. ^The system file is refused with SBX_EDENIED unless it and each
+ * directory above it are owned by root and writable by nobody else (a
+ * root-owned sticky directory is accepted). The narrowing config is path
+ * if it is not NULL, else $SANDBOXIO_CONFIG if set and not empty (read with
+ * secure_getenv); it is checked as sbx_config_load() checks a file. ^With
+ * neither, *out is the system config.
+ *
+ * ^The narrowing config can only narrow the bound: each ceiling is the
+ * smaller of the two; each default is the narrowing config's, else the
+ * system's, and must lie within the system's ceilings and the narrowed
+ * ones; images, egress cidrs and hosts, and backends are the narrowing
+ * config's lists, each entry of which must be permitted by the system
+ * config (an absent "images" or "backends" keeps the system's list; an
+ * absent "egress" permits none, as in any file); secrets are allowed only
+ * if both allow them; a tenant is required if either requires one;
+ * min_tier is the higher. ^A narrowing value beyond the bound is refused
+ * with SBX_EDENIED and a message naming the key, the narrowing file and
+ * the system config; it is never clamped or dropped.
+ *
+ * ^sbx_config_source() of the result is the narrowing file (NULL when
+ * there is none and the bound is built-in); sbx_config_describe() names
+ * the file each value came from.
+ *
+ * @param path the narrowing config; NULL: $SANDBOXIO_CONFIG, else none.
+ * @param[out] out written only on success.
+ * Ownership: free with sbx_config_free().
+ * Returns: as sbx_config_load(); SBX_EDENIED also for a narrowing config
+ * that would widen the bound.
+ */
+SBX_EXTERN int sbx_config_load_narrowed(sbx_config **out, const char *path);
 
 /**
  * Parses a config from memory.
@@ -124,7 +166,9 @@ SBX_EXTERN int sbx_config_apply(sbx_policy **out,
 
 /**
  * Describes the effective result of sbx_config_apply() as JSON: every value
- * with its origin ("builtin", the config's source, or "request"), the
+ * with its origin ("builtin", the config's source, for a config of
+ * sbx_config_load_narrowed() the system or the narrowing file, or
+ * "request"), the system config ("system", for those configs only), the
  * ceilings, and the permitted images, egress, backends, secrets, tenant
  * rule and minimum tier. ^Values of environment variables and secrets never
  * appear in it.

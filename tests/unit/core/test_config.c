@@ -1138,6 +1138,359 @@ static void test_core_config__load_not_regular_refused(void **state)
 	assert_ptr_equal(c, SENTINEL);
 }
 
+/* ===== Narrowing: the system config bounds a config named by a caller ===== */
+
+/*
+ * Writes sys (NULL: no system file) and nar (NULL: no narrowing file) into
+ * the test directory and loads the one narrowed by the other, with the test
+ * user allowed to own the system file.
+ */
+static int narrowed(void **state, const char *sys, const char *nar, sbx_config **out)
+{
+	const char *sp = in_dir(state, "system.json"), *np = in_dir(state, "narrow.json");
+
+	unlink(sp);
+	unlink(np);
+	if (sys)
+		write_file(sp, sys, 0644);
+	if (nar)
+		write_file(np, nar, 0600);
+	return sbx__config_load_narrowed(out, nar ? np : NULL, sp, geteuid());
+}
+
+static sbx_config *narrowed_ok(void **state, const char *sys, const char *nar)
+{
+	sbx_config *c = NULL;
+
+	if (narrowed(state, sys, nar, &c) != 0)
+		fail_msg("narrow '%s' by '%s': %s", sys ? sys : "(built-in)", nar ? nar : "(none)",
+			 sbx_error_last()->message);
+	assert_non_null(c);
+	return c;
+}
+
+/* Refused with SBX_EDENIED, naming the key, the narrowing file and the system file. */
+static void narrowed_refused(void **state, const char *sys, const char *nar, const char *key)
+{
+	sbx_config *c = SENTINEL;
+	int rc = narrowed(state, sys, nar, &c);
+
+	if (rc != SBX_EDENIED)
+		fail_msg("narrow '%s' by '%s': got %d (%s), want SBX_EDENIED", sys ? sys : "", nar,
+			 rc, sbx_error_last()->message);
+	assert_ptr_equal(c, SENTINEL);
+	assert_msg(key);
+	assert_msg(in_dir(state, "narrow.json"));
+	assert_msg(sys ? in_dir(state, "system.json") : "(built-in)");
+	assert_msg("may only narrow");
+}
+
+static void test_core_config__narrow_none_is_the_system(void **state)
+{
+	sbx_config *c;
+
+	c = narrowed_ok(state, "{\"ceilings\": {\"pids\": 1000}}", NULL);
+	assert_string_equal(sbx_config_source(c), in_dir(state, "system.json"));
+	assert_int_equal(sbx_config_limit_ceiling(c, SBX_LIMIT_PIDS), 1000);
+	sbx_config_free(c);
+	c = narrowed_ok(state, NULL, NULL);
+	assert_null(sbx_config_source(c));
+	assert_int_equal(sbx_config_limit_ceiling(c, SBX_LIMIT_PIDS), SBX_MAX_PIDS);
+	sbx_config_free(c);
+}
+
+static void test_core_config__narrow_ceilings_take_the_smaller(void **state)
+{
+	const char *sys = "{\"ceilings\": {\"timeout\": 600, \"memory\": \"1g\"}}";
+	sbx_policy *req = policy(), *eff = SENTINEL;
+	sbx_config *c;
+
+	c = narrowed_ok(state, sys,
+			"{\"defaults\": {\"timeout\": 30}, \"ceilings\": {\"timeout\": 60}}");
+	assert_int_equal(sbx_config_timeout_ceiling_ms(c), 60000);
+	/* A ceiling the narrowing file leaves out stays the system's. */
+	assert_int_equal(sbx_config_limit_ceiling(c, SBX_LIMIT_MEMORY), 1ll << 30);
+	assert_int_equal(sbx_policy_set_timeout_ms(req, SBX_TIMEOUT_RUN, 61000), 0);
+	assert_int_equal(sbx_config_apply(&eff, c, req, "docker"), SBX_EDENIED);
+	assert_msg("ceilings.timeout (60 s)");
+	assert_msg(in_dir(state, "narrow.json"));
+	assert_int_equal(sbx_policy_set_timeout_ms(req, SBX_TIMEOUT_RUN, 60000), 0);
+	sbx_policy_free(apply_ok(c, req));
+	/* A request above the system's ceiling names the system file. */
+	assert_int_equal(sbx_policy_set_limit(req, SBX_LIMIT_MEMORY, 2ll << 30), 0);
+	assert_int_equal(sbx_config_apply(&eff, c, req, "docker"), SBX_EDENIED);
+	assert_msg("ceilings.memory (1g)");
+	assert_msg(in_dir(state, "system.json"));
+	sbx_config_free(c);
+	/* Equal is not wider. */
+	c = narrowed_ok(state, sys, "{\"ceilings\": {\"timeout\": 600}}");
+	assert_int_equal(sbx_config_timeout_ceiling_ms(c), 600000);
+	sbx_config_free(c);
+	narrowed_refused(state, sys, "{\"ceilings\": {\"timeout\": 601}}", "ceilings.timeout");
+	assert_msg("above the system's ceilings.timeout (600 s)");
+	narrowed_refused(state, sys, "{\"ceilings\": {\"memory\": \"2g\"}}", "ceilings.memory");
+	/* The built-in config bounds as well: its ceilings are the built-in ones. */
+	c = narrowed_ok(state, NULL, "{\"ceilings\": {\"pids\": 500}}");
+	assert_int_equal(sbx_config_limit_ceiling(c, SBX_LIMIT_PIDS), 500);
+	sbx_config_free(c);
+	sbx_policy_free(req);
+}
+
+static void test_core_config__narrow_defaults_within_system_ceilings(void **state)
+{
+	const char *sys = "{\"defaults\": {\"timeout\": 300, \"memory\": \"512m\"}, "
+			  "\"ceilings\": {\"timeout\": 600, \"memory\": \"1g\"}}";
+	sbx_policy *req = policy(), *eff;
+	sbx_config *c;
+
+	c = narrowed_ok(state, sys, "{\"defaults\": {\"memory\": \"256m\"}}");
+	eff = apply_ok(c, req);
+	assert_int_equal(sbx_policy_limit(eff, SBX_LIMIT_MEMORY), 256ll << 20);
+	assert_int_equal(sbx_policy_timeout_ms(eff, SBX_TIMEOUT_RUN), 300000);
+	sbx_policy_free(eff);
+	sbx_config_free(c);
+	/* A default above the system's ceiling, with the narrowing file's own ceiling
+	 * raised to match, is refused naming both files. */
+	narrowed_refused(state, sys,
+			 "{\"defaults\": {\"timeout\": 900}, \"ceilings\": {\"timeout\": 900}}",
+			 "ceilings.timeout");
+	narrowed_refused(state, sys, "{\"defaults\": {\"memory\": \"2g\"}, \"ceilings\": {}}",
+			 "defaults.memory");
+	/* The narrowing file's own default above its own ceiling. */
+	narrowed_refused(state, NULL,
+			 "{\"defaults\": {\"timeout\": 100}, \"ceilings\": {\"timeout\": 60}}",
+			 "defaults.timeout");
+	/* The system's default above a narrowed ceiling is refused, not clamped. */
+	narrowed_refused(state, sys, "{\"ceilings\": {\"timeout\": 100}}", "defaults.timeout");
+	c = narrowed_ok(state, sys,
+			"{\"defaults\": {\"timeout\": 60}, \"ceilings\": {\"timeout\": 100}}");
+	eff = apply_ok(c, req);
+	assert_int_equal(sbx_policy_timeout_ms(eff, SBX_TIMEOUT_RUN), 60000);
+	sbx_policy_free(eff);
+	sbx_config_free(c);
+	sbx_policy_free(req);
+}
+
+static void test_core_config__narrow_images_intersect(void **state)
+{
+	const char *sys = "{\"images\": [\"sandboxio/python:3.11\", \"acme/tool:1\"]}";
+	sbx_policy *req = policy(), *eff = SENTINEL;
+	sbx_config *c;
+
+	/* Absent: the system's list. */
+	c = narrowed_ok(state, sys, "{}");
+	assert_int_equal(sbx_policy_set_image(req, "acme/tool:1"), 0);
+	sbx_policy_free(apply_ok(c, req));
+	sbx_config_free(c);
+	c = narrowed_ok(state, sys, "{\"images\": [\"sandboxio/python:3.11\"]}");
+	assert_int_equal(sbx_config_apply(&eff, c, req, "docker"), SBX_EDENIED);
+	assert_msg("acme/tool:1");
+	assert_msg(in_dir(state, "narrow.json"));
+	sbx_config_free(c);
+	narrowed_refused(state, sys, "{\"images\": [\"sandboxio/python:3.11\", \"attacker/tool\"]}",
+			 "images[1]");
+	assert_msg("attacker/tool");
+	narrowed_refused(state, sys, "{\"defaults\": {\"image\": \"attacker/tool\"}}",
+			 "defaults.image");
+	/* Narrowing away the default image would refuse every plain call. */
+	narrowed_refused(state, sys, "{\"images\": [\"acme/tool:1\"]}", "defaults.image");
+	/* Under the built-in config any image may be listed. */
+	c = narrowed_ok(state, NULL, "{\"images\": [\"sandboxio/python:3.11\"]}");
+	assert_int_equal(sbx_config_apply(&eff, c, req, "docker"), SBX_EDENIED);
+	sbx_config_free(c);
+	sbx_policy_free(req);
+}
+
+static void test_core_config__narrow_egress_inside_system(void **state)
+{
+	const char *sys =
+		"{\"egress\": {\"cidrs\": [\"198.51.100.0/24\"], \"hosts\": [\"pypi.org\"]}}";
+	sbx_policy *req = policy(), *eff = SENTINEL;
+	sbx_config *c;
+
+	c = narrowed_ok(state, sys,
+			"{\"egress\": {\"cidrs\": [\"198.51.100.128/25\"], \"hosts\": []}}");
+	assert_int_equal(sbx_policy_allow_cidr(req, "198.51.100.200", 443), 0);
+	sbx_policy_free(apply_ok(c, req));
+	sbx_policy_free(req);
+	req = policy();
+	assert_int_equal(sbx_policy_allow_cidr(req, "198.51.100.1", 443), 0);
+	assert_int_equal(sbx_config_apply(&eff, c, req, "docker"), SBX_EDENIED);
+	sbx_policy_free(req);
+	req = policy();
+	assert_int_equal(sbx_policy_allow_host(req, "pypi.org", 443), 0);
+	assert_int_equal(sbx_config_apply(&eff, c, req, "docker"), SBX_EDENIED);
+	assert_msg("egress.hosts");
+	sbx_config_free(c);
+	/* Entries outside the system's set are refused, not dropped. */
+	narrowed_refused(state, sys, "{\"egress\": {\"cidrs\": [\"198.51.0.0/16\"]}}",
+			 "egress.cidrs[0]");
+	assert_msg("198.51.0.0/16");
+	narrowed_refused(state, sys, "{\"egress\": {\"hosts\": [\"pypi.org\", \"evil.example\"]}}",
+			 "egress.hosts[1]");
+	assert_msg("evil.example");
+	/* A system file without egress permits none. */
+	narrowed_refused(state, "{}", "{\"egress\": {\"hosts\": [\"pypi.org\"]}}",
+			 "egress.hosts[0]");
+	/* A narrowing file without egress permits none, as any file. */
+	c = narrowed_ok(state, sys, "{}");
+	assert_int_equal(sbx_config_apply(&eff, c, req, "docker"), SBX_EDENIED);
+	assert_msg("no egress key");
+	sbx_config_free(c);
+	/* The built-in config permits any: a narrowing file may list what it wants. */
+	c = narrowed_ok(state, NULL, "{\"egress\": {\"hosts\": [\"pypi.org\"]}}");
+	sbx_policy_free(apply_ok(c, req));
+	sbx_config_free(c);
+	sbx_policy_free(req);
+}
+
+static void test_core_config__narrow_backends_intersect(void **state)
+{
+	sbx_policy *req = policy(), *eff = SENTINEL;
+	sbx_config *c;
+
+	c = narrowed_ok(state, "{\"backends\": [\"docker\", \"e2b\"]}",
+			"{\"backends\": [\"e2b\"]}");
+	assert_int_equal(sbx_config_apply(&eff, c, req, "docker"), SBX_EDENIED);
+	assert_msg("backends");
+	assert_msg(in_dir(state, "narrow.json"));
+	sbx_config_free(c);
+	c = narrowed_ok(state, "{\"backends\": [\"e2b\"]}", "{}");
+	assert_int_equal(sbx_config_apply(&eff, c, req, "docker"), SBX_EDENIED);
+	assert_msg(in_dir(state, "system.json"));
+	sbx_config_free(c);
+	narrowed_refused(state, "{\"backends\": [\"e2b\"]}",
+			 "{\"backends\": [\"e2b\", \"docker\"]}", "backends[1]");
+	sbx_policy_free(req);
+}
+
+static void test_core_config__narrow_secrets_tenant_tier(void **state)
+{
+	sbx_policy *req = policy(), *eff;
+	sbx_config *c;
+
+	/* Secrets: both must allow. */
+	c = narrowed_ok(state, "{\"secrets\": false}", "{\"secrets\": true}");
+	assert_int_equal(sbx__config_check_secrets(c, 1), SBX_EDENIED);
+	assert_msg(in_dir(state, "system.json"));
+	sbx_config_free(c);
+	c = narrowed_ok(state, "{\"secrets\": true}", "{\"secrets\": false}");
+	assert_int_equal(sbx__config_check_secrets(c, 1), SBX_EDENIED);
+	assert_msg(in_dir(state, "narrow.json"));
+	sbx_config_free(c);
+	c = narrowed_ok(state, NULL, "{}");
+	assert_int_equal(sbx__config_check_secrets(c, 1), 0);
+	sbx_config_free(c);
+	/* A tenant: either may require one. */
+	c = narrowed_ok(state, "{\"require_tenant\": true}", "{\"require_tenant\": false}");
+	assert_int_equal(sbx_config_apply(&eff, c, req, "docker"), SBX_EDENIED);
+	assert_msg("require_tenant");
+	assert_msg(in_dir(state, "system.json"));
+	sbx_config_free(c);
+	c = narrowed_ok(state, "{\"require_tenant\": false}", "{\"require_tenant\": true}");
+	apply_denied(c, req, "require_tenant");
+	sbx_config_free(c);
+	/* min_tier: the higher. */
+	c = narrowed_ok(state, "{\"min_tier\": \"gvisor\"}", "{\"min_tier\": \"container\"}");
+	eff = apply_ok(c, req);
+	assert_int_equal(sbx_policy_min_tier(eff), SBX_TIER_GVISOR);
+	sbx_policy_free(eff);
+	sbx_config_free(c);
+	c = narrowed_ok(state, "{\"min_tier\": \"gvisor\"}", "{\"min_tier\": \"microvm\"}");
+	eff = apply_ok(c, req);
+	assert_int_equal(sbx_policy_min_tier(eff), SBX_TIER_MICROVM);
+	sbx_policy_free(eff);
+	sbx_config_free(c);
+	sbx_policy_free(req);
+}
+
+static void test_core_config__narrow_by_environment(void **state)
+{
+	const char *sys = in_dir(state, "system.json"), *env = in_dir(state, "env.json");
+	sbx_config *c = SENTINEL;
+
+	write_file(sys, "{\"ceilings\": {\"timeout\": 600}}", 0644);
+	write_file(env, "{\"ceilings\": {\"timeout\": 900}}", 0600);
+	setenv(SBX_CONFIG_ENV, env, 1);
+	assert_int_equal(sbx__config_load_narrowed(&c, NULL, sys, geteuid()), SBX_EDENIED);
+	assert_ptr_equal(c, SENTINEL);
+	assert_msg(env);
+	assert_msg(sys);
+	assert_msg("ceilings.timeout");
+	write_file(env, "{\"defaults\": {\"timeout\": 10}, \"ceilings\": {\"timeout\": 30}}", 0600);
+	assert_int_equal(sbx__config_load_narrowed(&c, NULL, sys, geteuid()), 0);
+	assert_int_equal(sbx_config_timeout_ceiling_ms(c), 30000);
+	assert_string_equal(sbx_config_source(c), env);
+	sbx_config_free(c);
+	/* A missing narrowing file is an error, never the system config alone. */
+	setenv(SBX_CONFIG_ENV, in_dir(state, "nope.json"), 1);
+	assert_int_equal(sbx__config_load_narrowed(&c, NULL, sys, geteuid()), SBX_ENOTFOUND);
+	unsetenv(SBX_CONFIG_ENV);
+}
+
+static void test_core_config__narrow_system_file_checked(void **state)
+{
+	const char *sys = in_dir(state, "system.json");
+	sbx_config *c = SENTINEL;
+
+	write_file(sys, "{}", 0664);
+	assert_int_equal(sbx__config_load_narrowed(&c, NULL, sys, geteuid()), SBX_EDENIED);
+	assert_msg("writable by its group");
+	write_file(sys, "{}", 0646);
+	assert_int_equal(sbx__config_load_narrowed(&c, NULL, sys, geteuid()), SBX_EDENIED);
+	/* The real system file must be owned by root. */
+	write_file(sys, "{}", 0644);
+	if (geteuid() == 0)
+		assert_int_equal(chown(sys, 65534, 65534), 0);
+	assert_int_equal(sbx__config_load_narrowed(&c, NULL, sys, 0), SBX_EDENIED);
+	assert_msg("not root");
+	assert_ptr_equal(c, SENTINEL);
+	/* A malformed system file is an error, not the built-in config. */
+	unlink(sys);
+	write_file(sys, "{\"ceilings\": {\"swap\": 1}}", 0644);
+	assert_int_equal(sbx__config_load_narrowed(&c, NULL, sys, geteuid()), SBX_EINVALID);
+	assert_msg(sys);
+}
+
+static void test_core_config__narrow_describe_origins(void **state)
+{
+	const char *sysp = in_dir(state, "system.json"), *narp = in_dir(state, "narrow.json");
+	sbx_policy *req = policy();
+	sbx_config *c;
+	json_t *j;
+
+	c = narrowed_ok(
+		state,
+		"{\"defaults\": {\"memory\": \"512m\"}, \"ceilings\": {\"timeout\": 600, "
+		"\"memory\": \"1g\"}, \"images\": [\"sandboxio/python:3.11\"], "
+		"\"secrets\": false}",
+		"{\"defaults\": {\"pids\": 64, \"timeout\": 30}, \"ceilings\": {\"timeout\": "
+		"60}}");
+	assert_int_equal(sbx_policy_set_limit(req, SBX_LIMIT_CPU_MILLI, 500), 0);
+	j = describe(c, req);
+	assert_string_equal(jstr(j, "source", NULL, NULL), narp);
+	assert_string_equal(jstr(j, "system", NULL, NULL), sysp);
+	assert_string_equal(jstr(j, "ceilings", "timeout", "origin"), narp);
+	assert_string_equal(jstr(j, "ceilings", "memory", "origin"), sysp);
+	assert_string_equal(jstr(j, "ceilings", "pids", "origin"), "builtin");
+	assert_string_equal(jstr(j, "effective", "memory", "origin"), sysp);
+	assert_string_equal(jstr(j, "effective", "pids", "origin"), narp);
+	assert_string_equal(jstr(j, "effective", "cpus", "origin"), "request");
+	assert_string_equal(jstr(j, "effective", "disk", "origin"), "builtin");
+	assert_string_equal(jstr(j, "images", "origin", NULL), sysp);
+	assert_string_equal(jstr(j, "secrets", "origin", NULL), sysp);
+	assert_string_equal(jstr(j, "egress", "origin", NULL), narp);
+	json_decref(j);
+	sbx_config_free(c);
+	/* No narrowing file: the system config, named as such. */
+	c = narrowed_ok(state, NULL, NULL);
+	j = describe(c, NULL);
+	assert_string_equal(jstr(j, "system", NULL, NULL), "builtin");
+	json_decref(j);
+	sbx_config_free(c);
+	sbx_policy_free(req);
+}
+
 static void test_core_config__load_null_out_refused(void **state)
 {
 	(void)state;
@@ -1265,6 +1618,16 @@ int main(void)
 		L(load_foreign_owner_refused),
 		L(load_symlink_checks_target),
 		L(load_not_regular_refused),
+		L(narrow_none_is_the_system),
+		L(narrow_ceilings_take_the_smaller),
+		L(narrow_defaults_within_system_ceilings),
+		L(narrow_images_intersect),
+		L(narrow_egress_inside_system),
+		L(narrow_backends_intersect),
+		L(narrow_secrets_tenant_tier),
+		L(narrow_by_environment),
+		L(narrow_system_file_checked),
+		L(narrow_describe_origins),
 		T(load_null_out_refused),
 		T(docs_name_every_key),
 		T(docs_examples_parse),
