@@ -252,6 +252,24 @@ static void *ns_side(void *arg)
 		STEP(add_neigh(sk, idx, AF_INET, gw4, j->host_mac), "%s", "gateway neighbour");
 	}
 	if (j->plan->has_v6) {
+		/*
+		 * Docker starts a sandbox with IPv6 disabled on every link (the
+		 * namespace's default), so eth0 is born with it off: enable it
+		 * there only, learning no routes from advertisements.
+		 */
+		snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/accept_ra", SANDBOX_IF);
+		err = write_sysctl(path, "0");
+		if (err == 0) {
+			snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6",
+				 SANDBOX_IF);
+			err = write_sysctl(path, "0");
+		}
+		if (err < 0) {
+			j->err = err;
+			j->os = 1;
+			snprintf(j->what, sizeof(j->what), "enable IPv6 on " SANDBOX_IF);
+			return NULL;
+		}
 		STEP(add_addr(sk, idx, AF_INET6, j->a6), "%s", "IPv6 address " SANDBOX_IF);
 		STEP(add_neigh(sk, idx, AF_INET6, gw6, j->host_mac), "%s",
 		     "IPv6 gateway neighbour");

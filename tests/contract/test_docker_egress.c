@@ -12,7 +12,9 @@
  * there and nowhere else (other ports, other canaries, IPv6, other names);
  * the host's filter holds even when the sandbox's own routes are widened;
  * two sandboxes at once do not share their allowlists; close and the
- * reaper leave nothing on the host.
+ * reaper leave nothing on the host. With IPv6 forwarding switched on for
+ * one test (and put back as it was, whatever the test's outcome), an IPv6
+ * entry reaches its canary on its port and nothing else.
  *
  * Safety: sandboxes and the test send only to canary addresses (routed to
  * the canaries' own links, checked by canary_start) and to loopback. Names
@@ -776,6 +778,132 @@ static void test_egress_allow__reaper_removes_leftovers(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 }
 
+/* ===== IPv6 allowlists, with IPv6 forwarding on for one test only ===== */
+
+#define V6_FWD_PATH "/proc/sys/net/ipv6/conf/all/forwarding"
+
+/* The value found before the test set it ('\0': nothing changed). */
+static char v6_fwd_saved;
+/* The test's sandbox, closed by the teardown if the test stops early. */
+static sbx_sandbox *v6_sandbox;
+
+static int write_v6_fwd(char v)
+{
+	FILE *fp = fopen(V6_FWD_PATH, "we");
+	int ok;
+
+	if (!fp)
+		return -1;
+	ok = fputc(v, fp) != EOF && fputc('\n', fp) != EOF;
+	return fclose(fp) == 0 && ok ? 0 : -1;
+}
+
+/* Puts back the saved value; safe to call more than once. */
+static void v6_fwd_restore(void)
+{
+	if (!v6_fwd_saved)
+		return;
+	if (write_v6_fwd(v6_fwd_saved) != 0)
+		fprintf(stderr, "could not restore %s to %c\n", V6_FWD_PATH, v6_fwd_saved);
+	else
+		v6_fwd_saved = '\0';
+}
+
+static int v6_fwd_setup(void **state)
+{
+	FILE *fp;
+	int c;
+
+	(void)state;
+	if (!ready() || geteuid() != 0)
+		return 0;
+	fp = fopen(V6_FWD_PATH, "re");
+	if (!fp)
+		return -1;
+	c = fgetc(fp);
+	fclose(fp);
+	if (c != '0' && c != '1')
+		return -1;
+	v6_fwd_saved = (char)c;
+	atexit(v6_fwd_restore); /* also if the run ends before the teardown */
+	if (write_v6_fwd('1') != 0) {
+		v6_fwd_restore();
+		return -1;
+	}
+	return 0;
+}
+
+static int v6_fwd_teardown(void **state)
+{
+	(void)state;
+	sbx_sandbox_close(v6_sandbox);
+	v6_sandbox = NULL;
+	v6_fwd_restore();
+	return 0;
+}
+
+/* With IPv6 forwarded, an IPv6 allowlist entry is enforced: canary 2's
+ * address on port 80 answers; canary 2 on 8080 and 7, and canary 1 on 80,
+ * record nothing. */
+static void test_egress_allow__ipv6_allowed_on_its_port_only(void **state)
+{
+	struct fx *f = *state;
+	const struct canary *c1, *c2;
+	char spec[96], want[96], got[256], *out;
+	unsigned any1, any2, tcp2;
+	sbx_sandbox *s;
+
+	NEED_READY();
+	if (geteuid() != 0)
+		skip();
+	assert_true(ipv6_forwarding());
+	c1 = canary_get(f->c, 1);
+	c2 = canary_get(f->c, 2);
+	snprintf(spec, sizeof(spec), "c:[%s]:80", c2->addr6);
+	{
+		const char *const specs[] = {spec, NULL};
+		s = v6_sandbox = allowed_sandbox(f, specs);
+	}
+	/* Refused first, so that the counts of every packet stay exact. */
+	usleep(SETTLE_MS * 1000);
+	any1 = canary_arrivals(f->c, 1, CANARY_ANY);
+	any2 = canary_arrivals(f->c, 2, CANARY_ANY);
+	tcp2 = canary_arrivals(f->c, 2, CANARY_TCP);
+	{
+		const char *t[] = {"tcp", c2->addr6, "8080", "udp", c2->addr6, "7",
+				   "tcp", c1->addr6, "80",   "udp", c1->addr6, "7",
+				   "tcp", c2->addr4, "80",   NULL};
+		out = probe(s, t);
+	}
+	expect_one_of(out, "tcp", c2->addr6, "8080", "EHOSTUNREACH|EACCES|timeout");
+	expect_one_of(out, "udp", c2->addr6, "7",
+		      "sent EHOSTUNREACH|sent EACCES|sent timeout|EHOSTUNREACH|EACCES");
+	expect_one_of(out, "tcp", c1->addr6, "80", "ENETUNREACH");
+	expect_one_of(out, "udp", c1->addr6, "7", "ENETUNREACH");
+	expect_one_of(out, "tcp", c2->addr4, "80", "ENETUNREACH");
+	free(out);
+	usleep(SETTLE_MS * 1000);
+	assert_int_equal(canary_arrivals(f->c, 2, CANARY_ANY), any2);
+	assert_int_equal(canary_arrivals(f->c, 1, CANARY_ANY), any1);
+
+	/* The allowed address and port: the canary answers and counts it. */
+	{
+		const char *t[] = {"tcp", c2->addr6, "80", NULL};
+		out = probe(s, t);
+	}
+	answer(out, "tcp", c2->addr6, "80", got, sizeof(got));
+	snprintf(want, sizeof(want), "canary %s", c2->name);
+	if (strncmp(got, "ok HTTP/1.0 200 OK", 18) != 0 || !strstr(got, want))
+		fail_msg("allowed [%s]:80 did not answer: %s", c2->addr6, got);
+	free(out);
+	assert_int_equal(canary_wait(f->c, 2, CANARY_TCP, tcp2 + 1, 2000), tcp2 + 1);
+	usleep(SETTLE_MS * 1000);
+	assert_int_equal(canary_arrivals(f->c, 2, CANARY_TCP), tcp2 + 1);
+	assert_int_equal(canary_arrivals(f->c, 1, CANARY_ANY), any1);
+	v6_sandbox = NULL;
+	assert_int_equal(sbx_sandbox_close(s), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest deny[] = {
@@ -797,6 +925,8 @@ int main(void)
 		cmocka_unit_test(test_egress_allow__two_sandboxes_do_not_share),
 		cmocka_unit_test(test_egress_allow__reaper_removes_leftovers),
 		cmocka_unit_test(test_egress_allow__host_filter_holds_when_routes_widen),
+		cmocka_unit_test_setup_teardown(test_egress_allow__ipv6_allowed_on_its_port_only,
+						v6_fwd_setup, v6_fwd_teardown),
 	};
 	int rc = 0;
 
