@@ -308,17 +308,36 @@ static void add_error(json_t *ev, int rc)
 
 /* ===== Events ===== */
 
+/* The egress allowlist, in the policy's order: {"host"|"cidr": NAME[, "port": N]}. */
+static json_t *allow_summary(const sbx_policy *p)
+{
+	json_t *v = json_array();
+
+	for (size_t i = 0; v && i < p->allow_n; i++) {
+		const struct sbx_allow *a = &p->allow[i];
+		json_t *e = json_object();
+
+		json_object_set_new(e, a->kind == SBX_ALLOW_HOST ? "host" : "cidr",
+				    json_string(a->name));
+		if (a->port)
+			json_object_set_new(e, "port", json_integer(a->port));
+		json_array_append_new(v, e);
+	}
+	return v;
+}
+
 static json_t *policy_summary(const sbx_policy *p)
 {
 	json_t *names = json_array();
 
 	for (size_t i = 0; i < p->env_n; i++)
 		json_array_append_new(names, json_stringn(p->env[i], strcspn(p->env[i], "=")));
-	/* Egress allowlists (issue #4) belong under "network" once a policy has them. */
+	/* An allowlist is not secret: it is what the sandbox may reach. */
 	return json_pack(
-		"{s:s,s:{s:I,s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I,s:I,s:I},s:s,s:b,s:o}", "network",
-		"none", "timeouts_ms", "create", (json_int_t)p->timeout_ms[SBX_TIMEOUT_CREATE],
-		"run", (json_int_t)p->timeout_ms[SBX_TIMEOUT_RUN], "run_code",
+		"{s:s,s:o*,s:{s:I,s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I,s:I,s:I},s:s,s:b,s:o}", "network",
+		p->allow_n ? "allowlist" : "none", "allow", p->allow_n ? allow_summary(p) : NULL,
+		"timeouts_ms", "create", (json_int_t)p->timeout_ms[SBX_TIMEOUT_CREATE], "run",
+		(json_int_t)p->timeout_ms[SBX_TIMEOUT_RUN], "run_code",
 		(json_int_t)p->timeout_ms[SBX_TIMEOUT_RUN_CODE], "sandbox",
 		(json_int_t)p->timeout_ms[SBX_TIMEOUT_SANDBOX], "limits", "cpu_milli",
 		(json_int_t)p->limit[SBX_LIMIT_CPU_MILLI], "memory",

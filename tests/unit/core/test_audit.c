@@ -10,7 +10,8 @@
  * bounds, a torn tail from a crash cut off by the next writer and a foreign
  * tail left alone, a write cut short by the file size limit leaving nothing
  * behind, and many threads and processes appending at once without a
- * broken or interleaved line.
+ * broken or interleaved line, and the policy summary of sandbox.create
+ * listing an egress allowlist.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -474,6 +475,67 @@ static void test_core_audit__error_code_names(void **state)
 	assert_string_equal(sbx__error_code_name(-999), "ERROR");
 }
 
+/* Reads the first line of the file as JSON (decref it). */
+static json_t *first_event(const char *path)
+{
+	char *text = slurp(path, NULL);
+	json_t *ev = json_loadb(text, strcspn(text, "\n"), 0, NULL);
+
+	free(text);
+	assert_non_null(ev);
+	return ev;
+}
+
+/* "network" is "none" without an allowlist; with one it is "allowlist", and
+ * "allow" lists every entry in the policy's order, with its port if any. */
+static void test_core_audit__create_lists_the_allowlist(void **state)
+{
+	struct sbx__audit_ctx c = {.sandbox_id = "c1", .tenant = "t1"};
+	struct fx *f = *state;
+	struct sbx__audit *a = open_file(f->path);
+	sbx_policy *p = NULL;
+	json_t *ev, *pol, *allow, *e;
+
+	assert_int_equal(sbx_policy_new(&p), 0);
+	assert_int_equal(sbx__audit_create(a, &c, p, SBX_TIER_CONTAINER, 0, 1), 0);
+	assert_int_equal(sbx_policy_allow_host(p, "Api.Example.com", 443), 0);
+	assert_int_equal(sbx_policy_allow_cidr(p, "198.18.0.0/15", 0), 0);
+	assert_int_equal(sbx_policy_allow_cidr_spec(p, "[2001:db8::1]:8080"), 0);
+	assert_int_equal(sbx__audit_create(a, &c, p, SBX_TIER_CONTAINER, 0, 1), 0);
+	sbx__audit_free(a);
+	sbx_policy_free(p);
+	assert_int_equal(check_lines(f->path), 2);
+
+	ev = first_event(f->path);
+	pol = json_object_get(ev, "policy");
+	assert_string_equal(json_string_value(json_object_get(pol, "network")), "none");
+	assert_null(json_object_get(pol, "allow"));
+	json_decref(ev);
+
+	{
+		char *text = slurp(f->path, NULL);
+		ev = json_loads(strchr(text, '\n') + 1, JSON_DISABLE_EOF_CHECK, NULL);
+		free(text);
+	}
+	assert_non_null(ev);
+	pol = json_object_get(ev, "policy");
+	assert_string_equal(json_string_value(json_object_get(pol, "network")), "allowlist");
+	allow = json_object_get(pol, "allow");
+	assert_int_equal(json_array_size(allow), 3);
+	e = json_array_get(allow, 0);
+	assert_string_equal(json_string_value(json_object_get(e, "host")), "api.example.com");
+	assert_int_equal(json_integer_value(json_object_get(e, "port")), 443);
+	assert_int_equal(json_object_size(e), 2);
+	e = json_array_get(allow, 1);
+	assert_string_equal(json_string_value(json_object_get(e, "cidr")), "198.18.0.0/15");
+	assert_null(json_object_get(e, "port"));
+	assert_int_equal(json_object_size(e), 1);
+	e = json_array_get(allow, 2);
+	assert_string_equal(json_string_value(json_object_get(e, "cidr")), "2001:db8::1/128");
+	assert_int_equal(json_integer_value(json_object_get(e, "port")), 8080);
+	json_decref(ev);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(test_core_audit__##name, setup, teardown)
 
 int main(void)
@@ -491,6 +553,7 @@ int main(void)
 		T(killed_writer_leaves_no_torn_line),
 		T(concurrent_writers_never_interleave),
 		T(error_code_names),
+		T(create_lists_the_allowlist),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
