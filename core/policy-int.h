@@ -29,6 +29,9 @@ struct sbx_policy {
 	struct sbx_allow *allow; /* egress allowlist, allow_n entries; none: no egress */
 	size_t allow_n;
 	uint32_t set; /* SBX__SET_* bits: what a setter set explicitly */
+	/* The id of the pool that made the sandbox (core/pool.c); "": none. Set
+	 * by core on the merged copy only; never copied by sbx_policy_dup(). */
+	char pool[40];
 };
 
 /*

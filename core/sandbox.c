@@ -22,6 +22,7 @@
 #include "core/config-int.h"
 #include "core/output-int.h"
 #include "core/record-int.h"
+#include "core/sandbox-int.h"
 #include "core/secret-int.h"
 #include "core/trace-int.h"
 #include "util/cleanup.h"
@@ -241,7 +242,39 @@ static void sandbox_free_handle(sbx_sandbox *s)
 	free(s);
 }
 
+int sbx__sandbox_prepare(sbx_policy **out, sbx_backend *b, const sbx_policy *p)
+{
+	sbx_policy *m = NULL;
+	int rc;
+
+	rc = sbx__config_merge(&m, b->config, p, b->ops->name, NULL);
+	if (rc < 0)
+		return rc;
+	rc = b->ops->check(b->state, m);
+	if (rc < 0) {
+		sbx_policy_free(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+static int create_common(sbx_sandbox **out, sbx_backend *b, const sbx_policy *p, const char *pool);
+
 int sbx_sandbox_create(sbx_sandbox **out, sbx_backend *b, const sbx_policy *p)
+{
+	return create_common(out, b, p, NULL);
+}
+
+int sbx__sandbox_create_pooled(sbx_sandbox **out,
+			       sbx_backend *b,
+			       const sbx_policy *p,
+			       const char *pool_id)
+{
+	return create_common(out, b, p, pool_id);
+}
+
+static int create_common(sbx_sandbox **out, sbx_backend *b, const sbx_policy *p, const char *pool)
 {
 	uint64_t t0 = sbx__record_now_ns();
 	struct sbx__audit_ctx c;
@@ -261,6 +294,8 @@ int sbx_sandbox_create(sbx_sandbox **out, sbx_backend *b, const sbx_policy *p)
 	rc = sbx__config_merge(&s->policy, b->config, p, b->ops->name, NULL);
 	if (rc < 0)
 		goto fail;
+	if (pool)
+		snprintf(s->policy->pool, sizeof(s->policy->pool), "%s", pool);
 	rc = b->ops->check(b->state, s->policy);
 	if (rc < 0)
 		goto fail;

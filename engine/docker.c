@@ -362,6 +362,8 @@ static json_t *labels_for(
 		 (unsigned long long)p->timeout_ms[SBX_TIMEOUT_RUN_CODE]);
 	json_object_set_new(l, SBX_LABEL_PREFIX "timeouts", json_string(buf));
 	json_object_set_new(l, SBX_LABEL_PREFIX "workdir", json_string(p->workdir));
+	if (p->pool[0])
+		json_object_set_new(l, SBX_LABEL_PREFIX "pool", json_string(p->pool));
 	return l;
 }
 

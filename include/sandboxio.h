@@ -21,6 +21,7 @@
 #include "sandboxio/config.h"
 #include "sandboxio/errors.h"
 #include "sandboxio/policy.h"
+#include "sandboxio/pool.h"
 #include "sandboxio/sandbox.h"
 #include "sandboxio/secret.h"
 
