@@ -6,6 +6,12 @@
 #   (b) 100 runs of `true` in one live sandbox, per run, over the init's run
 #       channel (bench/loop.c fails if a run takes docker exec instead)
 #       peers: `docker exec` (CLI); the Docker SDK's exec_run
+#   (c) time to first command, $RUNS times each (bench/pool.c): a take from a
+#       warm pool + run `true`, against a cold create + run `true`; closing
+#       is not timed. peer: `docker run --rm` from (a), whose time includes
+#       the removal
+#   (d) as root only: the cost of an egress allowlist at create, ms added
+#       over a deny sandbox (bench/allow.c; one CIDR, no traffic sent)
 # Needs hyperfine, docker (CLI), python3-docker, dockerd and the default image.
 # Prints medians and ratios (sandboxio / peer); lower is better for sandboxio.
 set -eu
@@ -19,6 +25,8 @@ PY=/usr/bin/python3
 # The library's own dependencies, as the Makefile names them.
 pkgs=$(sed -n 's/^PKGS := //p' Makefile)
 cc -O2 -Iinclude -o "$out/loop" bench/loop.c build/libsandboxio.a \
+	$(pkg-config --libs $pkgs) -lpthread
+cc -O2 -Iinclude -o "$out/pool" bench/pool.c build/libsandboxio.a \
 	$(pkg-config --libs $pkgs) -lpthread
 
 hard="--network none --cap-drop ALL --security-opt no-new-privileges:true --read-only
@@ -40,7 +48,10 @@ hyperfine -N --style basic --warmup 3 --runs "$N" --export-json "$out/b.json" \
 	-n docker-exec "docker exec -u 1000:1000 $cid true" >/dev/null
 sdk=$("$PY" bench/sdk.py exec "$cid" "$N")
 
-"$PY" - "$out/a.json" "$out/b.json" "$ours" "$sdk" <<'PYEOF'
+echo "== (c) time to first command: pooled take + run true, cold create + run true, $RUNS each"
+pool=$("$out/pool" "$RUNS" | tr '\n' ' ')
+
+"$PY" - "$out/a.json" "$out/b.json" "$ours" "$sdk" "$pool" <<'PYEOF'
 import json, statistics, sys
 a = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
 b = json.load(open(sys.argv[2]))["results"][0]
@@ -52,4 +63,18 @@ ours_b = float(sys.argv[3].split()[0])
 sdk_b = float(sys.argv[4].split()[0])
 print("(b) sandboxio %7.1f ms  %-10s %7.1f ms  ratio %.2f" % (ours_b, "docker-exec", med(b), ours_b / med(b)))
 print("(b) sandboxio %7.1f ms  %-10s %7.1f ms  ratio %.2f" % (ours_b, "docker-sdk", sdk_b, ours_b / sdk_b))
+c = [float(x) for x in sys.argv[5].split()]
+pooled, cold, run = c[0], c[3], med(a["docker-run"])
+print("(c) pooled   %7.1f ms  %-10s %7.1f ms  ratio %.2f" % (pooled, "cold", cold, pooled / cold))
+print("(c) pooled   %7.1f ms  %-10s %7.1f ms  ratio %.2f" % (pooled, "docker-run", run, pooled / run))
+print("(c) cold     %7.1f ms  %-10s %7.1f ms  ratio %.2f" % (cold, "docker-run", run, cold / run))
 PYEOF
+
+if [ "$(id -u)" = 0 ]; then
+	echo "== (d) egress allowlist at create: ${ALLOW_N:-20} creates + closes each, deny vs one CIDR"
+	cc -O2 -Iinclude -o "$out/allow" bench/allow.c build/libsandboxio.a \
+		$(pkg-config --libs $pkgs) -lpthread
+	"$out/allow" "${ALLOW_N:-20}"
+else
+	echo "== (d) egress allowlist at create: skipped (needs root)"
+fi

@@ -426,6 +426,71 @@ cli --help
 [ $rc -eq 0 ] && grep -q -- "--config PATH" "$work/out" && grep -q "config --effective" "$work/out" &&
 	ok "--help documents --config and config --effective" || bad "--help config"
 
+# --- a narrowing config under the system config ---
+# The system config is /etc/sandboxio/config.json. These tests give the
+# command one of their own in a private mount namespace, over a tmpfs on
+# /etc there, so the machine's /etc is never touched; they need root (for
+# unshare -m) and are skipped otherwise.
+
+# sys_cli SYSCONFIG ARGS...: as cli, with SYSCONFIG as the system config.
+sys_cli() {
+	local sys=$1
+	shift
+	unshare -m sh -c 'mount -t tmpfs -o mode=0755 sbx-etc /etc &&
+		mkdir -m 0755 /etc/sandboxio &&
+		cp "$1" /etc/sandboxio/config.json &&
+		chmod 0644 /etc/sandboxio/config.json && shift && exec "$@"' \
+		sh "$sys" "$CLI" "$@" >"$work/out" 2>"$work/err" </dev/null
+	rc=$?
+}
+
+SYS=/etc/sandboxio/config.json
+syscfg=$work/system.json
+wide=$work/wide.json
+narrowcfg=$work/narrow.json
+cat >"$syscfg" <<'JSON'
+{"defaults": {"timeout": 30}, "ceilings": {"timeout": 60, "memory": "1g"}}
+JSON
+printf '{"ceilings": {"timeout": 3600}}\n' >"$wide"
+printf '{"defaults": {"timeout": 10}, "ceilings": {"timeout": 20}}\n' >"$narrowcfg"
+chmod 0600 "$wide" "$narrowcfg"
+
+if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+	sys_cli "$syscfg" config --effective
+	[ $rc -eq 0 ] && json "d['source']=='$SYS' and d['system']=='$SYS' and d['ceilings']['timeout']=={'value':60,'origin':'$SYS'} and d['effective']['timeout']['run']=={'value':30,'origin':'$SYS'}" &&
+		ok "the system config binds without --config" || bad "system config"
+
+	sys_cli "$syscfg" --config "$wide" config --effective
+	[ $rc -eq 125 ] && stderr_has "config $wide: refused: ceilings.timeout" &&
+		stderr_has "above the system's ceilings.timeout (60 s)" && stderr_has "system config $SYS" &&
+		ok "a narrowing --config with a bigger timeout ceiling: 125 naming both files" ||
+		bad "narrowing --config wider than the system"
+
+	sys_cli "$syscfg" --config "$wide" run --tenant "$TG" --timeout 3000 -- true
+	[ $rc -eq 125 ] && stderr_has "$wide" && stderr_has "$SYS" && [ -z "$(tenant_containers "$TG")" ] &&
+		ok "run with a widening --config: 125, no container" || bad "run with a widening --config"
+
+	sys_cli "$syscfg" --config "$narrowcfg" config --effective --pids 64
+	[ $rc -eq 0 ] && json "d['source']=='$narrowcfg' and d['system']=='$SYS' and d['ceilings']['timeout']=={'value':20,'origin':'$narrowcfg'} and d['ceilings']['memory']=={'value':'1g','origin':'$SYS'} and d['ceilings']['pids']['origin']=='builtin' and d['effective']['timeout']['run']=={'value':10,'origin':'$narrowcfg'} and d['effective']['pids']=={'value':64,'origin':'request'}" &&
+		ok "a narrowing --config with a smaller ceiling applies; each origin named" ||
+		bad "narrowing --config applies"
+
+	sys_cli "$syscfg" --config "$narrowcfg" config --effective --timeout 21
+	[ $rc -eq 125 ] && stderr_has "above ceilings.timeout (20 s)" && stderr_has "in config $narrowcfg" &&
+		ok "a request above the narrowed ceiling: 125" || bad "request above narrowed ceiling"
+
+	SANDBOXIO_CONFIG=$wide sys_cli "$syscfg" config --effective
+	[ $rc -eq 125 ] && stderr_has "config $wide: refused: ceilings.timeout" && stderr_has "system config $SYS" &&
+		ok "\$SANDBOXIO_CONFIG with a bigger timeout ceiling: 125 naming both files" ||
+		bad "SANDBOXIO_CONFIG wider than the system"
+
+	SANDBOXIO_CONFIG=$narrowcfg sys_cli "$syscfg" config --effective
+	[ $rc -eq 0 ] && json "d['source']=='$narrowcfg' and d['ceilings']['timeout']=={'value':20,'origin':'$narrowcfg'}" &&
+		ok "\$SANDBOXIO_CONFIG with a smaller ceiling applies" || bad "SANDBOXIO_CONFIG narrowing applies"
+else
+	echo "skip the system config tests: they need root and unshare -m"
+fi
+
 # --- run-code ---
 
 cli_in 'import sys
