@@ -245,10 +245,10 @@ bad_allow() {
 		ok "$label: 125 naming the problem, no container" || bad "$label"
 }
 
-bad_allow "--allow-cidr 10.0.0.1/8 (host bits)" "host bits are set beyond /8" \
-	run --tenant "$TW" --allow-cidr 10.0.0.1/8 -- true
-bad_allow "--allow-cidr 300.1.1.1/24" "'300.1.1.1' is not an IPv4 or IPv6 address" \
-	run --tenant "$TW" --allow-cidr 300.1.1.1/24 -- true
+bad_allow "--allow-cidr 198.51.100.7/8 (host bits)" "host bits are set beyond /8" \
+	run --tenant "$TW" --allow-cidr 198.51.100.7/8 -- true
+bad_allow "--allow-cidr 198.51.100.300/24" "'198.51.100.300' is not an IPv4 or IPv6 address" \
+	run --tenant "$TW" --allow-cidr 198.51.100.300/24 -- true
 bad_allow "--allow-cidr abc" "'abc' is not an IPv4 or IPv6 address" \
 	run --tenant "$TW" --allow-cidr abc -- true
 bad_allow "--allow-cidr=198.18.0.0/24:0 (port 0)" "port 0" \
