@@ -12,6 +12,14 @@
 #       the removal
 #   (d) as root only: the cost of an egress allowlist at create, ms added
 #       over a deny sandbox (bench/allow.c; one CIDR, no traffic sent)
+#   (e) pool acquire (bench/acquire.c): sbx_pool_take() alone from a warm
+#       pool, $TAKES times; then $BURST threads take at once from a full pool
+#       of $BURST and run `true`: successes, misses, failures
+#   (f) memory (bench/mem.c): host-side bytes of $MEM_K idle sandboxes: the
+#       memory cgroup, the init's RSS, the containerd shim's RSS, and
+#       dockerd's and containerd's growth per sandbox
+#   (g) as root only: crun against runc, `run` of one OCI bundle made from
+#       the default image (bench/crun.sh; dockerd is not reconfigured)
 # Needs hyperfine, docker (CLI), python3-docker, dockerd and the default image.
 # Prints medians and ratios (sandboxio / peer); lower is better for sandboxio.
 set -eu
@@ -27,6 +35,10 @@ pkgs=$(sed -n 's/^PKGS := //p' Makefile)
 cc -O2 -Iinclude -o "$out/loop" bench/loop.c build/libsandboxio.a \
 	$(pkg-config --libs $pkgs) -lpthread
 cc -O2 -Iinclude -o "$out/pool" bench/pool.c build/libsandboxio.a \
+	$(pkg-config --libs $pkgs) -lpthread
+cc -O2 -Iinclude -o "$out/acquire" bench/acquire.c build/libsandboxio.a \
+	$(pkg-config --libs $pkgs) -lpthread
+cc -O2 -Iinclude -o "$out/mem" bench/mem.c build/libsandboxio.a \
 	$(pkg-config --libs $pkgs) -lpthread
 
 hard="--network none --cap-drop ALL --security-opt no-new-privileges:true --read-only
@@ -77,4 +89,24 @@ if [ "$(id -u)" = 0 ]; then
 	"$out/allow" "${ALLOW_N:-20}"
 else
 	echo "== (d) egress allowlist at create: skipped (needs root)"
+fi
+
+echo "== (e) pool acquire: ${TAKES:-20} takes alone from a warm pool; ${BURST:-32} concurrent takes + run true"
+"$out/acquire" "${TAKES:-20}" "${BURST:-32}" | tee "$out/e.txt"
+"$PY" - "$out/e.txt" "$pool" <<'PYEOF'
+import sys
+take = float(open(sys.argv[1]).read().split("median ")[1].split()[0])
+cold = float(sys.argv[2].split()[3])
+print("(e) take     %7.3f ms  %-10s %7.1f ms  ratio %.4f" % (take, "target", 5.0, take / 5.0))
+print("(e) take     %7.3f ms  %-10s %7.1f ms  ratio %.5f" % (take, "cold (c)", cold, take / cold))
+PYEOF
+
+if [ "$(id -u)" = 0 ]; then
+	echo "== (f) memory of ${MEM_K:-8} idle default sandboxes, seen from the host"
+	"$out/mem" "${MEM_K:-8}"
+	echo "== (g) crun vs runc: run true from one OCI bundle of the default image, ${RUNS} each"
+	RUNS=$RUNS bench/crun.sh
+else
+	echo "== (f) memory: skipped (needs root)"
+	echo "== (g) crun vs runc: skipped (needs root)"
 fi
