@@ -20,6 +20,7 @@
 #include <sandboxio.h>
 
 #include "cgroups/cgroups-int.h"
+#include "engine/chan-int.h"
 #include "engine/docker-int.h"
 #include "util/buf.h"
 #include "util/error-int.h"
@@ -199,34 +200,6 @@ static int refuse_debug_daemon(struct docker *d)
 	return 0;
 }
 
-static void fill_result(struct run_io *io, sbx_result *res)
-{
-	const struct sbx_frame_exit *e = &io->exit;
-
-	switch ((enum sbx_frame_status)e->status) {
-	case SBX_FRAME_ST_EXITED:
-		/* A shell reports its OOM-killed child as 137: still an OOM. */
-		res->status = (e->flags & SBX_FRAME_F_OOM) && e->code == 137 ? SBX_RUN_OOM
-									     : SBX_RUN_EXITED;
-		break;
-	case SBX_FRAME_ST_SIGNALED:
-		res->status = (e->flags & SBX_FRAME_F_OOM) && e->signal == 9 ? SBX_RUN_OOM
-									     : SBX_RUN_KILLED;
-		break;
-	case SBX_FRAME_ST_TIMEOUT:
-		res->status = SBX_RUN_TIMEOUT;
-		break;
-	case SBX_FRAME_ST_EXECFAIL:
-		res->status = SBX_RUN_ERROR;
-		break;
-	}
-	res->exit_code = e->code;
-	res->term_signal = (int)e->signal;
-	res->cpu_user_us = e->utime_us;
-	res->cpu_system_us = e->stime_us;
-	res->max_rss_kb = e->maxrss_kb;
-}
-
 /* The exit code dockerd recorded for an exec, or -1. */
 static long long exec_exit_code(struct docker *d, const char *exec_id)
 {
@@ -387,7 +360,7 @@ int sbx__docker_exec(struct docker *d,
 				    (int)io.diag.len, io.diag.data ? io.diag.data : "");
 		goto out;
 	}
-	fill_result(&io, res);
+	sbx__chan_fill_status(&io.exit, res);
 	/* Which caps the run ran into: the cgroup's counters are the witness. */
 	if (have_u0 && sbx__cgroup_read_usage(&u1, "/sys/fs/cgroup", "/proc", b->pid) == 0) {
 		if (u1.pids_events_max > u0.pids_events_max)
