@@ -52,7 +52,7 @@ static void test_netpolicy_allow__cidr_accepted_and_canonical(void **state)
 	expect_cidr("2001:DB8::/32", 0, "2001:db8::/32", AF_INET6);
 	expect_cidr("2001:db8:0:0::1", 53, "2001:db8::1/128", AF_INET6);
 	expect_cidr("169.254.169.254/32", 80, "169.254.169.254/32", AF_INET);
-	expect_cidr("128.0.0.0/1", 0, "128.0.0.0/1", AF_INET);
+	expect_cidr("198.18.0.0/15", 0, "198.18.0.0/15", AF_INET);
 }
 
 static void test_netpolicy_allow__cidr_refusals_name_the_problem(void **state)
@@ -71,7 +71,7 @@ static void test_netpolicy_allow__cidr_refusals_name_the_problem(void **state)
 	refuse_cidr("::/0", "length 0");
 	refuse_cidr("*", "wildcard");
 	refuse_cidr("198.51.100.*", "wildcard");
-	refuse_cidr("300.1.1.1", "not an IPv4 or IPv6 address");
+	refuse_cidr("198.51.100.300", "not an IPv4 or IPv6 address");
 	refuse_cidr("1.2.3", "not an IPv4 or IPv6 address");
 	refuse_cidr("example.com", "not an IPv4 or IPv6 address");
 	refuse_cidr("127.0.0.0/8", "loopback");
@@ -304,7 +304,7 @@ static void test_netpolicy_plan__explicit_cidrs(void **state)
 	assert_int_equal(plan_of(&pl, NULL, "198.51.100.9:22", 1), 0);
 	assert_true(pl.rules[0].explicit_cidr);
 	sbx__netpolicy_plan_clear(&pl);
-	assert_int_equal(plan_of(&pl, NULL, "128.0.0.0/1", 1), 0);
+	assert_int_equal(plan_of(&pl, NULL, "198.18.0.0/15", 1), 0);
 	assert_false(pl.rules[0].explicit_cidr);
 	sbx__netpolicy_plan_clear(&pl);
 	assert_int_equal(plan_of(&pl, NULL, "2001:db8::/32", 0), SBX_EUNSUPPORTED);
