@@ -82,7 +82,6 @@ int sbx__docker_reap(struct docker *d,
 		     sbx_reap_cb cb,
 		     void *payload);
 /* Start time of a process in clock ticks since boot (/proc/PID/stat field 22). */
-int sbx__proc_start_time(pid_t pid, unsigned long long *out);
 
 /* The seccomp profile given to every sandbox, as compact JSON; free() it. */
 char *sbx__seccomp_profile_json(void);

@@ -36,6 +36,7 @@
 #include <sandboxio.h>
 
 #include "cgroups/cgroups-int.h"
+#include "core/owner-int.h"
 #include "engine/chan-int.h"
 #include "engine/docker-int.h"
 #include "engine/http-int.h"
@@ -223,17 +224,6 @@ static int resolve_resolv(char **out, const char *init_path)
 	return 0;
 }
 
-static void read_boot_id(char *dst, size_t n)
-{
-	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	ssize_t r = fd >= 0 ? read(fd, dst, n - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	dst[r > 0 ? r : 0] = '\0';
-	dst[strcspn(dst, "\n")] = '\0';
-}
-
 static void d_free(void *state)
 {
 	struct docker *d = state;
@@ -288,8 +278,13 @@ static int d_open(void **state, const sbx_backend_options *o)
 			return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
 		}
 	}
-	gethostname(d->hostname, sizeof(d->hostname) - 1);
-	read_boot_id(d->boot_id, sizeof(d->boot_id));
+	{
+		struct sbx__owner self;
+
+		sbx__owner_self(&self, 1);
+		memcpy(d->hostname, self.host, sizeof(d->hostname));
+		memcpy(d->boot_id, self.boot, sizeof(d->boot_id));
+	}
 	/* The reap at open is core's (core/sandbox.c), so that it is audited. */
 	*state = d;
 	return 0;

@@ -20,90 +20,23 @@
 
 #include <sandboxio.h>
 
+#include "core/owner-int.h"
 #include "engine/docker-int.h"
 #include "netpolicy/netpolicy-int.h"
 #include "util/error-int.h"
 
-int sbx__proc_start_time(pid_t pid, unsigned long long *out)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long v;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	/* comm may hold spaces and parentheses: fields resume after the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p)
-		return -EINVAL;
-	p++;
-	for (int field = 3; field < 22; field++) {
-		p = strchr(p + 1, ' ');
-		if (!p)
-			return -EINVAL;
-	}
-	if (sscanf(p, " %llu", &v) != 1)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int parse_num(const char *s, long long *out)
-{
-	char *end;
-
-	if (!s || !*s)
-		return -1;
-	errno = 0;
-	*out = strtoll(s, &end, 10);
-	return errno || *end || *out < 0 ? -1 : 0;
-}
-
 /* Decides one container. Returns a reason, or 0 to leave it. */
 static sbx_reap_reason judge(struct docker *d, json_t *labels, const char **why)
 {
-	const char *host =
-		json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "owner-host"));
-	const char *boot =
-		json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "owner-boot"));
-	long long deadline, pid, start;
-	unsigned long long now_start;
+	struct sbx__owner self = {0};
 
-	if (parse_num(json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "deadline")),
-		      &deadline) < 0) {
-		*why = "label deadline is missing or not a number";
-		return SBX_REAP_SKIPPED;
-	}
-	if (deadline <= (long long)time(NULL))
-		return SBX_REAP_DEADLINE_PASSED;
-	if (!host || strcmp(host, d->hostname) != 0)
-		return 0; /* another host's: only its deadline can condemn it */
-	if (parse_num(json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "owner-pid")),
-		      &pid) < 0 ||
-	    parse_num(json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "owner-start")),
-		      &start) < 0) {
-		*why = "label owner-pid or owner-start is missing or not a number";
-		return SBX_REAP_SKIPPED;
-	}
-	if (pid == 0)
-		return 0; /* detached: lives until its deadline */
-	if (!boot || strcmp(boot, d->boot_id) != 0)
-		return SBX_REAP_OWNER_REBOOTED;
-	if (pid > 0x7fffffff)
-		return SBX_REAP_OWNER_GONE;
-	if (sbx__proc_start_time((pid_t)pid, &now_start) < 0)
-		return SBX_REAP_OWNER_GONE;
-	if (now_start != (unsigned long long)start)
-		return SBX_REAP_OWNER_GONE; /* the pid was reused */
-	return 0;
+#define LABEL(k) json_string_value(json_object_get(labels, SBX_LABEL_PREFIX k))
+	snprintf(self.host, sizeof(self.host), "%s", d->hostname);
+	snprintf(self.boot, sizeof(self.boot), "%s", d->boot_id);
+	return (sbx_reap_reason)sbx__owner_judge(&self, LABEL("deadline"), LABEL("owner-host"),
+						 LABEL("owner-boot"), LABEL("owner-pid"),
+						 LABEL("owner-start"), why);
+#undef LABEL
 }
 
 /* Whether the sandbox named session still exists (for the netpolicy sweep). */

@@ -1,0 +1,49 @@
+/*
+ * core/owner-int.h: who owns a sandbox, and whether that owner is gone.
+ *
+ * Every backend records the same owner identity with a sandbox (docker in
+ * labels, e2b in metadata, modal in tags, under the io.sandboxio.* keys) so
+ * that one judgement decides what the reaper removes: a sandbox whose
+ * deadline passed, or one made on this host and boot whose owner process
+ * is gone (the pid absent, or present with another start time, since pids
+ * are reused). A detached sandbox records pid 0 and waits for its deadline.
+ */
+#ifndef SBX_CORE_OWNER_INT_H
+#define SBX_CORE_OWNER_INT_H
+
+#include <sys/types.h>
+
+struct sbx__owner {
+	char host[65];
+	char boot[40];
+	long long pid;		  /* 0: detached */
+	unsigned long long start; /* the owner's start time, in clock ticks after boot */
+};
+
+/* The metadata keys every backend records (values are decimal strings). */
+#define SBX_OWNER_KEY_PREFIX "io.sandboxio."
+#define SBX_OWNER_KEY_MANAGED SBX_OWNER_KEY_PREFIX "managed-by"
+#define SBX_OWNER_MANAGED_VALUE "sandboxio"
+
+/* This process as the owner of a new sandbox (pid 0 when detached). */
+void sbx__owner_self(struct sbx__owner *o, int detached);
+
+/* The start time of pid (field 22 of /proc/PID/stat). Returns 0 or -errno. */
+int sbx__proc_start_time(pid_t pid, unsigned long long *out);
+
+/*
+ * Judges one sandbox from the strings recorded with it (any may be NULL).
+ * self is this process's identity (host and boot are what matter). Returns
+ * an sbx_reap_reason, or 0 to leave the sandbox alone; *why is set for
+ * SBX_REAP_SKIPPED (a deadline or owner that cannot be read). Another
+ * host's sandbox is condemned by its deadline only.
+ */
+int sbx__owner_judge(const struct sbx__owner *self,
+		     const char *deadline,
+		     const char *host,
+		     const char *boot,
+		     const char *pid,
+		     const char *start,
+		     const char **why);
+
+#endif

@@ -1,0 +1,117 @@
+/*
+ * core/owner.c: the owner identity recorded with every sandbox, and the one
+ * judgement of whether its owner is gone (core/owner-int.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sandboxio.h>
+
+#include "core/owner-int.h"
+
+int sbx__proc_start_time(pid_t pid, unsigned long long *out)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	/* comm may hold spaces and parentheses: fields resume after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	p++;
+	for (int field = 3; field < 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -EINVAL;
+	}
+	if (sscanf(p, " %llu", &v) != 1)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static void read_boot_id(char *dst, size_t n)
+{
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t r = fd >= 0 ? read(fd, dst, n - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	dst[r > 0 ? r : 0] = '\0';
+	dst[strcspn(dst, "\n")] = '\0';
+}
+
+void sbx__owner_self(struct sbx__owner *o, int detached)
+{
+	memset(o, 0, sizeof(*o));
+	gethostname(o->host, sizeof(o->host) - 1);
+	read_boot_id(o->boot, sizeof(o->boot));
+	if (!detached) {
+		o->pid = (long long)getpid();
+		if (sbx__proc_start_time(getpid(), &o->start) < 0)
+			o->start = 0;
+	}
+}
+
+static int parse_num(const char *s, long long *out)
+{
+	char *end;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	return errno || *end || *out < 0 ? -1 : 0;
+}
+
+int sbx__owner_judge(const struct sbx__owner *self,
+		     const char *deadline,
+		     const char *host,
+		     const char *boot,
+		     const char *pid,
+		     const char *start,
+		     const char **why)
+{
+	long long dl, p, st;
+	unsigned long long now_start;
+
+	if (parse_num(deadline, &dl) < 0) {
+		*why = "deadline is missing or not a number";
+		return SBX_REAP_SKIPPED;
+	}
+	if (dl <= (long long)time(NULL))
+		return SBX_REAP_DEADLINE_PASSED;
+	if (!host || strcmp(host, self->host) != 0)
+		return 0; /* another host's: only its deadline can condemn it */
+	if (parse_num(pid, &p) < 0 || parse_num(start, &st) < 0) {
+		*why = "owner-pid or owner-start is missing or not a number";
+		return SBX_REAP_SKIPPED;
+	}
+	if (p == 0)
+		return 0; /* detached: lives until its deadline */
+	if (!boot || strcmp(boot, self->boot) != 0)
+		return SBX_REAP_OWNER_REBOOTED;
+	if (p > 0x7fffffff)
+		return SBX_REAP_OWNER_GONE;
+	if (sbx__proc_start_time((pid_t)p, &now_start) < 0)
+		return SBX_REAP_OWNER_GONE;
+	if (now_start != (unsigned long long)st)
+		return SBX_REAP_OWNER_GONE; /* the pid was reused */
+	return 0;
+}
