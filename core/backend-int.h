@@ -74,8 +74,21 @@ struct sbx_backend_ops {
 		    void *payload);
 	int (*image_exists)(void *state, const char *ref);
 	int (*import_image)(void *state, const char *tar_path, const char *ref);
+	/* Optional (NULL: core moves files through a run of sh/cat). Writes
+	 * len bytes to the absolute path (created or replaced, mode bits). */
+	int (*write_file)(void *state,
+			  void *box,
+			  const char *path,
+			  const void *data,
+			  size_t len,
+			  unsigned int mode);
+	/* Optional. Reads at most max bytes of path into *out (malloc'ed,
+	 * NUL-terminated; raw: core redacts); more than max is SBX_ETOOBIG. */
+	int (*read_file)(void *state, void *box, const char *path, size_t max, char **out, size_t *len);
 };
 
 extern const struct sbx_backend_ops sbx__docker_ops;
+extern const struct sbx_backend_ops sbx__e2b_ops;
+extern const struct sbx_backend_ops sbx__modal_ops;
 
 #endif
