@@ -19,7 +19,7 @@ else
 B := build/san
 endif
 
-PKGS := libcurl jansson libnl-3.0 libnl-route-3.0 libnftables
+PKGS := libcurl jansson libnl-3.0 libnl-route-3.0 libnftables libprotobuf-c
 WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wvla -Wswitch-enum -Wno-missing-field-initializers -Wno-format-truncation
 CFLAGS ?= -O2 -g
@@ -35,8 +35,15 @@ endif
 LIBS := $(shell pkg-config --libs $(PKGS)) -lpthread
 TEST_LIBS := $(shell pkg-config --libs libmicrohttpd) -lcmocka
 
-LIB_SRC := $(wildcard util/*.c core/*.c engine/*.c cgroups/*.c netpolicy/*.c remote/*.c)
-LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o)
+LIB_SRC := $(wildcard util/*.c core/*.c engine/*.c cgroups/*.c netpolicy/*.c remote/*.c \
+	remote/e2b/*.c remote/modal/*.c)
+# remote/modal/modal.proto: the project's own subset of Modal's messages,
+# compiled with protoc-c into build/gen/ (one copy, shared by both builds).
+PROTO_SRC := $(wildcard remote/modal/*.proto)
+PROTO_C := $(PROTO_SRC:%.proto=build/gen/%.pb-c.c)
+PROTO_H := $(PROTO_SRC:%.proto=build/gen/%.pb-c.h)
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(PROTO_C:build/gen/%.c=$(B)/obj/gen/%.o)
+CPPFLAGS += -Ibuild/gen
 CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
 INIT_SRC := $(wildcard init/*.c) util/frame.c
@@ -65,6 +72,18 @@ build/sbx-resolv.conf: init/resolv.conf
 # V=1 shows the commands.
 Q := $(if $(V),,@)
 
+build/gen/%.pb-c.c build/gen/%.pb-c.h: %.proto
+	@mkdir -p build/gen
+	$(Q)protoc-c --c_out=build/gen $<
+
+# Generated code is compiled without -Werror's stricter prototype checks.
+$(B)/obj/gen/%.o: build/gen/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(filter-out -Wmissing-prototypes -Wswitch-enum,$(CFLAGS)) -c -o $@ $<
+
+$(LIB_SRC:%.c=$(B)/obj/%.o): | $(PROTO_H)
+
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
@@ -82,8 +101,9 @@ $(B)/libsandboxio.a: $(LIB_OBJ)
 $(B)/libsandboxio.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libsandboxio.so.0 $(LDFLAGS) -o $@ $^ $(LIBS)
 
+# The CLI's `serve` speaks HTTP through libmicrohttpd.
 $(B)/sandboxio: $(CLI_OBJ) $(B)/libsandboxio.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libsandboxio.a $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libsandboxio.a $(LIBS) $(shell pkg-config --libs libmicrohttpd)
 
 build/sbx-init: $(INIT_OBJ)
 	$(CC) -static -o $@ $^ -lseccomp -lcap
