@@ -592,6 +592,49 @@ static int load_run_options(sbx_run_options *dst, const sbx_run_options *opts)
 	return 0;
 }
 
+/*
+ * A file moved by the backend itself (ops->write_file, ops->read_file)
+ * instead of by a run of sh or cat. It is recorded, traced and, when read,
+ * redacted and capped exactly as that run would have been.
+ */
+struct file_op {
+	const char *path;
+	unsigned int mode; /* write */
+	size_t max;	   /* read */
+	int write;
+};
+
+static int file_op_run(sbx_sandbox *s,
+		       const struct file_op *fop,
+		       const struct sbx_run_req *req,
+		       sbx_result *res)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (fop->write)
+		rc = s->backend->ops->write_file(s->backend->state, s->box, fop->path,
+						 req->stdin_data, req->stdin_len, fop->mode);
+	else
+		rc = s->backend->ops->read_file(s->backend->state, s->box, fop->path, fop->max,
+						&data, &len);
+	if (rc < 0)
+		return rc;
+	if (data) {
+		rc = req->sink(req->sink_arg, SBX_STREAM_STDOUT, data, len);
+		free(data);
+		if (rc == -2)
+			return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_CORE, "out of memory");
+		if (rc == 1)
+			return sbx__error_set(SBX_ECANCELED, SBX_ERRCLASS_CORE,
+					      "read_file: canceled");
+	}
+	res->status = SBX_RUN_EXITED;
+	res->exit_code = 0;
+	return 0;
+}
+
 /* One run, recorded as what ("run", "run_code", "write_file", "read_file"). */
 static int run_common(sbx_result **out,
 		      sbx_sandbox *s,
@@ -601,7 +644,8 @@ static int run_common(sbx_result **out,
 		      const void *stdin_data,
 		      size_t stdin_len,
 		      const char *what,
-		      const char *language)
+		      const char *language,
+		      const struct file_op *fop)
 {
 	struct sbx__audit *audit = s ? s->backend->audit : NULL;
 	struct sbx__audit_run ar = {.kind = what, .language = language, .argv = argv};
@@ -704,7 +748,10 @@ static int run_common(sbx_result **out,
 	t0 = sbx__record_now_ns();
 	sbx__output_init(&output, s->policy->limit[SBX_LIMIT_OUTPUT], opts->raw_output,
 			 opts->on_output, opts->payload);
-	rc = s->backend->ops->run(s->backend->state, s->box, &req, res);
+	if (fop)
+		rc = file_op_run(s, fop, &req, res);
+	else
+		rc = s->backend->ops->run(s->backend->state, s->box, &req, res);
 	set_ended(s, ended);
 	/* The one place a run's output is closed: redacted, capped, kept. */
 	if (rc == 0)
@@ -744,7 +791,7 @@ int sbx_sandbox_run(sbx_result **out,
 {
 	sbx__error_clear();
 	return run_common(out, s, argv, opts, SBX_TIMEOUT_RUN, opts ? opts->stdin_data : NULL,
-			  opts ? opts->stdin_len : 0, "run", NULL);
+			  opts ? opts->stdin_len : 0, "run", NULL, NULL);
 }
 
 int sbx_sandbox_run_code(sbx_result **out,
@@ -775,7 +822,7 @@ int sbx_sandbox_run_code(sbx_result **out,
 				      "run_code: language '%.32s' is not supported (python, bash)",
 				      language);
 	return run_common(out, s, argv, opts, SBX_TIMEOUT_RUN_CODE, code, code_len, "run_code",
-			  language);
+			  language, NULL);
 }
 
 /* Maps a failed file helper's stderr onto an error code. */
@@ -803,6 +850,7 @@ int sbx_sandbox_write_file(
 	const char *argv[] = {"sh",	   "-c", "umask 077 && cat > \"$1\" && chmod \"$2\" \"$1\"",
 			      "sbx-write", path, modestr,
 			      NULL};
+	struct file_op fop = {0};
 	sbx_result *r = NULL;
 	int rc;
 
@@ -814,7 +862,11 @@ int sbx_sandbox_write_file(
 				      "write_file: path must be absolute without '..', mode at "
 				      "most 07777");
 	snprintf(modestr, sizeof(modestr), "%o", mode);
-	rc = run_common(&r, s, argv, NULL, SBX_TIMEOUT_RUN, data, len, "write_file", NULL);
+	fop.path = path;
+	fop.mode = mode;
+	fop.write = 1;
+	rc = run_common(&r, s, argv, NULL, SBX_TIMEOUT_RUN, data, len, "write_file", NULL,
+			s->backend->ops->write_file ? &fop : NULL);
 	if (rc < 0)
 		return rc;
 	if (r->status != SBX_RUN_EXITED || r->exit_code != 0)
@@ -826,6 +878,7 @@ int sbx_sandbox_write_file(
 int sbx_sandbox_read_file(void **out, size_t *len_out, sbx_sandbox *s, const char *path, size_t max)
 {
 	const char *argv[] = {"cat", "--", path, NULL};
+	struct file_op fop = {0};
 	sbx_result *r = NULL;
 	int64_t saved;
 	int rc;
@@ -849,7 +902,10 @@ int sbx_sandbox_read_file(void **out, size_t *len_out, sbx_sandbox *s, const cha
 		return rc;
 	saved = s->policy->limit[SBX_LIMIT_OUTPUT];
 	s->policy->limit[SBX_LIMIT_OUTPUT] = (int64_t)max;
-	rc = run_common(&r, s, argv, NULL, SBX_TIMEOUT_RUN, NULL, 0, "read_file", NULL);
+	fop.path = path;
+	fop.max = max;
+	rc = run_common(&r, s, argv, NULL, SBX_TIMEOUT_RUN, NULL, 0, "read_file", NULL,
+			s->backend->ops->read_file ? &fop : NULL);
 	s->policy->limit[SBX_LIMIT_OUTPUT] = saved;
 	if (rc < 0)
 		return rc;
