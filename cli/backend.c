@@ -1,5 +1,6 @@
 /*
- * cli/backend.c: opening the docker backend, and the default image.
+ * cli/backend.c: opening the backend (docker unless --backend or
+ * $SANDBOXIO_BACKEND names e2b or modal), and the default image.
  *
  * Only creating a sandbox needs the sandbox init. The library finds it at
  * $SANDBOXIO_INIT, else in its install directory. An in-tree build has
@@ -91,7 +92,7 @@ int cli_backend_open(const struct cli_opts *o, const sbx_config *cfg, sbx_backen
 		rc = CLI_EXIT_FAIL;
 	} else {
 		bo.config = cfg;
-		if (sbx_backend_open(out, CLI_BACKEND, &bo) < 0) {
+		if (sbx_backend_open(out, cli_backend_name(o), &bo) < 0) {
 			cli_print_lib_error(o);
 			rc = CLI_EXIT_FAIL;
 		}
@@ -113,11 +114,22 @@ const char *cli_socket_path(const struct cli_opts *o)
 	return "/var/run/docker.sock";
 }
 
+/* --backend, else $SANDBOXIO_BACKEND, else docker. */
+const char *cli_backend_name(const struct cli_opts *o)
+{
+	const char *env = getenv("SANDBOXIO_BACKEND");
+
+	if (o->backend)
+		return o->backend;
+	return env && *env ? env : CLI_BACKEND;
+}
+
 int cli_ensure_image(const struct cli_opts *o, sbx_backend *b, const char *ref)
 {
 	int rc;
 
-	if (strcmp(ref, CLI_DEFAULT_IMAGE) != 0)
+	/* Only the local engine builds images; a provider has its own. */
+	if (strcmp(sbx_backend_name(b), "docker") != 0 || strcmp(ref, CLI_DEFAULT_IMAGE) != 0)
 		return 0;
 	rc = sbx_backend_image_exists(b, ref);
 	if (rc < 0) {

@@ -20,7 +20,7 @@
 #define CLI_EXIT_KILLED 137
 
 #define CLI_DEFAULT_IMAGE "sandboxio/python:3.11"
-#define CLI_BACKEND "docker"
+#define CLI_BACKEND "docker" /* the default; --backend or $SANDBOXIO_BACKEND name another */
 
 enum cli_cmd {
 	CMD_NONE = 0,
@@ -63,6 +63,7 @@ struct cli_opts {
 	const char *config; /* --config PATH; NULL: the library's search */
 	const char *socket;
 	const char *hosts_file;
+	const char *backend;   /* --backend NAME; NULL: $SANDBOXIO_BACKEND, else docker */
 	const char *audit_log; /* --audit-log PATH */
 	int no_redact;	       /* --no-redact-output */
 	const char *image;
@@ -135,6 +136,7 @@ void cli_watch_stop(void);
 int cli_backend_options(const struct cli_opts *o, sbx_backend_options *bo, char *init, size_t size);
 int cli_backend_open(const struct cli_opts *o, const sbx_config *cfg, sbx_backend **out);
 const char *cli_socket_path(const struct cli_opts *o);
+const char *cli_backend_name(const struct cli_opts *o);
 int cli_ensure_image(const struct cli_opts *o, sbx_backend *b, const char *ref);
 
 /* image.c */

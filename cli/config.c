@@ -55,7 +55,7 @@ int cmd_config(const struct cli_opts *o)
 		rc = cli_build_policy(o, cfg, &p, NULL);
 	if (rc)
 		goto out;
-	if (sbx_config_describe(&text, cfg, p, CLI_BACKEND) < 0) {
+	if (sbx_config_describe(&text, cfg, p, cli_backend_name(o)) < 0) {
 		cli_print_lib_error(o);
 		rc = CLI_EXIT_FAIL;
 		goto out;

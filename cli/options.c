@@ -47,7 +47,8 @@ enum opt_id {
 	O_SECRET,
 	O_SECRET_FILE,
 	O_NO_REDACT,
-	O_AUDIT_LOG
+	O_AUDIT_LOG,
+	O_BACKEND
 };
 
 #define BIT(id) (1u << (id))
@@ -90,11 +91,12 @@ static const struct opt opts[] = {
 	{"secret-file", O_SECRET_FILE, 1},
 	{"no-redact-output", O_NO_REDACT, 0},
 	{"audit-log", O_AUDIT_LOG, 1},
+	{"backend", O_BACKEND, 1},
 };
 
 #define M_COMMON                                                                                   \
 	(BIT(O_JSON) | BIT(O_SOCKET) | BIT(O_HOSTS_FILE) | BIT(O_CONFIG) | BIT(O_AUDIT_LOG) |      \
-	 BIT(O_HELP))
+	 BIT(O_HELP) | BIT(O_BACKEND))
 #define M_SANDBOX                                                                                  \
 	(M_COMMON | BIT(O_IMAGE) | BIT(O_TIMEOUT) | BIT(O_CREATE_TIMEOUT) | BIT(O_CPUS) |          \
 	 BIT(O_MEMORY) | BIT(O_PIDS) | BIT(O_DISK) | BIT(O_NOFILE) | BIT(O_MAX_OUTPUT) |           \
@@ -258,6 +260,9 @@ static int store(struct cli_opts *o, enum opt_id id, const char *val)
 		return add_allow(o, 1, val);
 	case O_HOSTS_FILE:
 		o->hosts_file = val;
+		break;
+	case O_BACKEND:
+		o->backend = val;
 		break;
 	case O_CONFIG:
 		o->config = val;
@@ -499,7 +504,7 @@ static int effective_run_timeout(const struct cli_opts *o,
 {
 	sbx_policy *eff = NULL;
 
-	if (sbx_config_apply(&eff, cfg, p, CLI_BACKEND) < 0)
+	if (sbx_config_apply(&eff, cfg, p, cli_backend_name(o)) < 0)
 		return -1;
 	*ms = sbx_policy_timeout_ms(eff, o->cmd == CMD_RUN_CODE ? SBX_TIMEOUT_RUN_CODE
 								: SBX_TIMEOUT_RUN);
@@ -658,7 +663,7 @@ int cli_build_policy(const struct cli_opts *o,
 	/* Deadlines last: they may depend on the merge of all the rest. */
 	if (!rc)
 		rc = set_timeouts(o, cfg, p);
-	if (!rc && sbx_config_apply(&eff, cfg, p, CLI_BACKEND) < 0) {
+	if (!rc && sbx_config_apply(&eff, cfg, p, cli_backend_name(o)) < 0) {
 		cli_print_lib_error(o);
 		rc = CLI_EXIT_FAIL;
 	}
