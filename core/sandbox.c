@@ -107,6 +107,7 @@ static int reap_audit_cb(const sbx_reap_info *info, void *arg)
 
 static const struct sbx_backend_ops *const backends[] = {
 	&sbx__docker_ops,
+	&sbx__e2b_ops,
 };
 
 const char *sbx_version(void)
@@ -163,9 +164,15 @@ int sbx_backend_open(sbx_backend **out, const char *name, const sbx_backend_opti
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(backends); i++)
 		if (strcmp(backends[i]->name, name) == 0)
 			ops = backends[i];
-	if (!ops)
+	if (!ops) {
+		char names[128] = "";
+
+		for (size_t i = 0, o = 0; i < SBX_ARRAY_SIZE(backends) && o < sizeof(names); i++)
+			o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s", i ? ", " : "",
+					      backends[i]->name);
 		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_CORE,
-				      "unknown backend '%.32s' (this build has: docker)", name);
+				      "unknown backend '%.32s' (this build has: %s)", name, names);
+	}
 	if (opts && opts->version >= 2 && opts->config) {
 		rc = sbx__config_check_backend(opts->config, ops->name);
 		if (rc < 0)
