@@ -108,6 +108,7 @@ static int reap_audit_cb(const sbx_reap_info *info, void *arg)
 static const struct sbx_backend_ops *const backends[] = {
 	&sbx__docker_ops,
 	&sbx__e2b_ops,
+	&sbx__modal_ops,
 };
 
 const char *sbx_version(void)
