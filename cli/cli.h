@@ -164,4 +164,9 @@ int cmd_doctor(const struct cli_opts *o);
 /* main.c */
 void cli_usage(enum cli_cmd cmd, int to_stderr);
 
+/* serve.c: `sandboxio serve`, dispatched by main.c before the command table
+ * (it parses its own options); argv[i] is the first word after "serve". */
+int cmd_serve(struct cli_opts *o, int argc, char **argv, int i);
+void cli_serve_usage(int to_stderr);
+
 #endif

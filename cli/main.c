@@ -6,7 +6,9 @@
  * command; each command then parses its own options (cli/options.c), the
  * values of its secrets are read (cli/secret.c), and it does its work
  * (cli/run.c, cli/manage.c, cli/image.c, cli/doctor.c, cli/config.c). This
- * is the only place that exits: commands return the exit status.
+ * is the only place that exits: commands return the exit status. `serve`
+ * (cli/serve.c) is dispatched before the command table and parses its own
+ * options.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +38,7 @@ static const char usage_main[] =
 	"  image build [--ref REF]               build the default image locally\n"
 	"  doctor                                check that this host can run sandboxes\n"
 	"  config --effective [OPTIONS]          print the operator config and what applies\n"
+	"  serve --api e2b [OPTIONS]             serve an E2B-compatible API on this host\n"
 	"  version                               print the version\n"
 	"  help [COMMAND]                        print this help, or a command's\n"
 	"\n"
@@ -346,6 +349,11 @@ static int help(int argc, char **argv, int i)
 {
 	enum cli_cmd c = i < argc ? lookup(argv[i]) : CMD_NONE;
 
+	if (i < argc && strcmp(argv[i], "serve") == 0) {
+		cli_serve_usage(0);
+		return 0;
+	}
+
 	if (i < argc && c == CMD_NONE) {
 		fprintf(stderr, "sandboxio: unknown command '%s'\n", argv[i]);
 		cli_usage(CMD_NONE, 1);
@@ -373,6 +381,9 @@ static int dispatch(struct cli_opts *o, int argc, char **argv)
 		return CLI_EXIT_FAIL;
 	}
 	o->cmd_name = argv[i];
+	/* serve parses its own options (cli/serve.c). */
+	if (strcmp(argv[i], "serve") == 0)
+		return cmd_serve(o, argc, argv, i + 1);
 	o->cmd = lookup(argv[i]);
 	if (o->cmd == CMD_NONE) {
 		cli_print_error(o, SBX_EINVALID, "unknown command '%.64s' (see 'sandboxio --help')",

@@ -1,0 +1,40 @@
+/*
+ * cli/serve-int.h: what `sandboxio serve` (cli/serve.c: options, key file,
+ * listener, signals) and the E2B-compatible server (cli/serve-e2b.c: routes
+ * and their semantics) share.
+ *
+ * serve.c owns the process: it blocks the shutdown signals before any thread
+ * exists, makes the listening socket, starts the server, prints the ready
+ * line, and then calls cli_e2b_sweep() until a signal arrives. The server
+ * never prints except to warn about a sandbox it could not remove.
+ */
+#ifndef SBX_CLI_SERVE_INT_H
+#define SBX_CLI_SERVE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sandboxio.h>
+
+struct cli_e2b;
+
+struct cli_e2b_config {
+	sbx_backend *backend;	   /* lent: outlives the server */
+	const char *default_image; /* templateID absent or "base"; copied */
+	const char *api_key;	   /* NUL-terminated; copied into memory wiped at stop */
+	uint64_t max_timeout_s;	   /* the ceiling of every sandbox timeout */
+	int listen_fd;		   /* bound and listening; the server owns it once started */
+	int ipv6;		   /* listen_fd is an AF_INET6 socket */
+};
+
+/* Starts serving on c->listen_fd. On failure *out is untouched and err says why. */
+int cli_e2b_start(struct cli_e2b **out, const struct cli_e2b_config *c, char *err, size_t errlen);
+
+/* Closes the sandboxes whose timeout has passed. Called about four times a second. */
+void cli_e2b_sweep(struct cli_e2b *srv);
+
+/* Stops serving, closes every sandbox (ending the runs in them), waits for
+ * every thread of the server and frees it. NULL is a no-op. */
+void cli_e2b_stop(struct cli_e2b *srv);
+
+#endif

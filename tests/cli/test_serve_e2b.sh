@@ -1,0 +1,581 @@
+#!/bin/bash
+# tests/cli/test_serve_e2b.sh: `sandboxio serve --api e2b` at the HTTP level.
+#
+# Starts $SBX_CLI (default build/sandboxio) serve on 127.0.0.1:0 with a key
+# file that does not exist yet, and checks with curl: the generated key file,
+# the 401/404/413/502 bodies, the strict NewSandbox (timeouts, fields it
+# cannot honour, egress), the container a create makes (NetworkMode none; no
+# link without an allowlist, the open allowlist without a deny control, and
+# what a UDP connect() inside sees), envd's access token, Process.Start's
+# Connect frames (output, end events, deadline, keepalive, stdin, strict
+# protojson), one run at a time, SendSignal, a client that goes away, files,
+# timeouts and expiry, listing and pagination; then the refusals of serve
+# itself (a non-loopback --listen, a key file others may read) and that
+# SIGTERM leaves no sandbox behind. Every sandbox carries the tenant
+# e2bt-$$-NAME through metadata io.sandboxio.tenant. Only loopback is used;
+# the only traffic a sandbox sends is none (a UDP connect() sends no packet).
+#
+# Needs dockerd, curl, python3 and the image sandboxio/python:3.11. The last
+# line is "N passed, N failed"; the exit status is non-zero when anything
+# failed.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+CLI=${SBX_CLI:-$root/build/sandboxio}
+if [ -z "${SANDBOXIO_INIT:-}" ] && [ -x "$root/build/sbx-init" ]; then
+	export SANDBOXIO_INIT=$root/build/sbx-init
+fi
+unset SANDBOXIO_CONFIG
+PY=/usr/bin/python3
+T=e2bt-$$
+work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-serve-test.XXXXXX")
+server_pid=
+cleanup() {
+	if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+		kill -TERM "$server_pid" 2>/dev/null
+		wait "$server_pid" 2>/dev/null
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+status=
+ok() {
+	passed=$((passed + 1))
+	echo "ok   $1"
+}
+bad() {
+	failed=$((failed + 1))
+	echo "FAIL $1"
+	echo "     status=$status body: $(head -c 600 "$work/body" 2>/dev/null | tr '\n' '|')"
+}
+
+cat >"$work/h.py" <<'EOF'
+import base64, json, struct, sys
+
+def enc(text):
+    b = text.encode()
+    sys.stdout.buffer.write(b"\0" + struct.pack(">I", len(b)) + b)
+
+def dec(path):
+    # one line per frame: FLAGS JSON, with data decoded from base64
+    d = open(path, "rb").read()
+    i = 0
+    while i < len(d):
+        if i + 5 > len(d):
+            print("TRUNCATED")
+            return
+        f = d[i]
+        n = struct.unpack(">I", d[i + 1:i + 5])[0]
+        j = json.loads(d[i + 5:i + 5 + n])
+        i += 5 + n
+        data = j.get("event", {}).get("data")
+        if data:
+            for k, v in data.items():
+                data[k] = base64.b64decode(v).decode("utf-8", "replace")
+        print(f, json.dumps(j, sort_keys=True, separators=(",", ":")))
+
+def out(path, stream):
+    # the bytes of one stream, joined over its data frames
+    d = open(path, "rb").read()
+    i, b = 0, b""
+    while i + 5 <= len(d):
+        n = struct.unpack(">I", d[i + 1:i + 5])[0]
+        j = json.loads(d[i + 5:i + 5 + n])
+        i += 5 + n
+        v = j.get("event", {}).get("data", {}).get(stream)
+        if v:
+            b += base64.b64decode(v)
+    sys.stdout.buffer.write(b)
+
+def check(path, expr):
+    d = json.load(open(path))
+    sys.exit(0 if eval(expr, {"d": d}) else 1)
+
+if sys.argv[1] == "enc":
+    enc(sys.argv[2])
+elif sys.argv[1] == "dec":
+    dec(sys.argv[2])
+elif sys.argv[1] == "out":
+    out(sys.argv[2], sys.argv[3])
+elif sys.argv[1] == "json":
+    check(sys.argv[2], sys.argv[3])
+elif sys.argv[1] == "get":
+    print(json.load(open(sys.argv[2]))[sys.argv[3]])
+EOF
+
+# json EXPR: a Python expression over the last body (as d) is true.
+json() { "$PY" "$work/h.py" json "$work/body" "$1" 2>/dev/null; }
+body_is() { [ "$(cat "$work/body")" = "$1" ]; }
+header_is() { grep -qi "^$1: $2"$'\r'"\?$" "$work/hdr"; }
+
+# api METHOD PATH [BODY]: a REST call with the key; status, $work/body, $work/hdr.
+api() {
+	local data=()
+	[ $# -ge 3 ] && data=(-H 'Content-Type: application/json' --data-binary "$3")
+	status=$(curl -s -o "$work/body" -D "$work/hdr" -w '%{http_code}' -X "$1" \
+		-H "X-API-Key: $KEY" "${data[@]}" "$URL$2")
+}
+
+# create NAME JSON-FIELDS: creates a sandbox of tenant $T-NAME; sets ID and TOK.
+create() {
+	api POST /v2/sandboxes "{\"metadata\":{\"io.sandboxio.tenant\":\"$T-$1\",\"name\":\"$1\"}${2:+,$2}}"
+	ID=$("$PY" "$work/h.py" get "$work/body" sandboxID 2>/dev/null)
+	TOK=$("$PY" "$work/h.py" get "$work/body" envdAccessToken 2>/dev/null)
+}
+
+# start ID TOK JSON [CURL ARGS...]: Process.Start; frames decoded into $work/frames.
+start() {
+	local id=$1 tok=$2 req=$3
+	shift 3
+	"$PY" "$work/h.py" enc "$req" >"$work/req.bin"
+	status=$(curl -s -o "$work/stream" -w '%{http_code}' -H "E2b-Sandbox-Id: $id" \
+		-H "X-Access-Token: $tok" -H 'Content-Type: application/connect+json' \
+		-H 'Connect-Protocol-Version: 1' "$@" --data-binary @"$work/req.bin" \
+		"$URL/process.Process/Start")
+	"$PY" "$work/h.py" dec "$work/stream" >"$work/frames" 2>&1
+	cp "$work/frames" "$work/body"
+}
+bash_cmd() { printf '{"process":{"cmd":"/bin/bash","args":["-l","-c",%s]}}' "$1"; }
+frame() { grep -qxF -- "$1" "$work/frames"; }
+# stdout_is TEXT: the stdout of the last stream, joined over its frames, is TEXT.
+stdout_is() { [ "$("$PY" "$work/h.py" out "$work/stream" stdout; echo .)" = "$1." ]; }
+
+# unary ID TOK METHOD JSON: a unary Process call.
+unary() {
+	status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $1" \
+		-H "X-Access-Token: $2" -H 'Content-Type: application/json' \
+		--data-binary "$4" "$URL/process.Process/$3")
+}
+
+containers() { docker ps -aq --filter "label=io.sandboxio.tenant=$1"; }
+
+# wait_gone ID NAME: polls until the sandbox is gone (404) and so is the
+# container of tenant $T-NAME (closing follows the 404), at most 150 times.
+wait_gone() {
+	for _ in $(seq 1 150); do
+		api GET "/sandboxes/$1"
+		[ "$status" = 404 ] && [ -z "$(containers "$T-$2")" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# ===== Refusals of serve itself (nothing is served) =====
+
+"$CLI" serve --api e2b --listen 0.0.0.0:0 --api-key-file "$work/nokey" >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc -eq 125 ] && grep -q "not a loopback address" "$work/err" && grep -q -- "--allow-non-loopback" "$work/err" &&
+	[ ! -e "$work/nokey" ] && [ ! -s "$work/out" ] &&
+	ok "a non-loopback --listen is refused (125) before a key file is made" ||
+	{ status=$rc; cp "$work/err" "$work/body"; bad "non-loopback refusal"; }
+
+printf 'e2b_0123456789abcdef0123456789abcdef01234567\n' >"$work/key644"
+chmod 644 "$work/key644"
+"$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$work/key644" >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc -eq 125 ] && grep -q "$work/key644" "$work/err" && grep -q "mode 0644" "$work/err" &&
+	[ ! -s "$work/out" ] && ok "a 0644 key file is refused (125), naming the file and its mode" ||
+	{ status=$rc; cp "$work/err" "$work/body"; bad "0644 key file"; }
+
+ln -s "$work/key644" "$work/keylink"
+"$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$work/keylink" >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc -eq 125 ] && grep -q "symbolic link" "$work/err" && ok "a key file that is a symlink is refused" ||
+	{ status=$rc; cp "$work/err" "$work/body"; bad "symlink key file"; }
+
+"$CLI" serve --listen 127.0.0.1:0 >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc -eq 125 ] && grep -q -- "--api e2b" "$work/err" && ok "serve without --api is refused" ||
+	{ status=$rc; cp "$work/err" "$work/body"; bad "serve without --api"; }
+
+"$CLI" serve --api e2b --listen nosuchhost:1 >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc -eq 125 ] && grep -q "expected ADDR:PORT" "$work/err" && ok "a --listen name other than localhost is refused" ||
+	{ status=$rc; cp "$work/err" "$work/body"; bad "--listen name"; }
+
+"$CLI" help serve >"$work/out" 2>&1 && grep -q -- "--api-key-file PATH" "$work/out" &&
+	"$CLI" --help | grep -q "serve --api e2b" && ok "help serve and the command list describe serve" ||
+	{ status=-; cp "$work/out" "$work/body"; bad "help serve"; }
+
+# ===== The server =====
+
+KEYFILE=$work/cfg/e2b-api-key
+mkdir -p "$work/cfg"
+"$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$KEYFILE" >"$work/server.out" \
+	2>"$work/server.err" &
+server_pid=$!
+for _ in $(seq 1 300); do
+	grep -q '^ready ' "$work/server.out" && break
+	kill -0 "$server_pid" 2>/dev/null || break
+	sleep 0.1
+done
+URL=$(sed -n 's/^ready //p' "$work/server.out")
+if [ -z "$URL" ]; then
+	echo "FAIL the server did not start: $(cat "$work/server.err")"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+KEY=$(cat "$KEYFILE")
+[ "$(wc -l <"$work/server.out")" -eq 1 ] && [[ $URL =~ ^http://127\.0\.0\.1:[0-9]+$ ]] &&
+	ok "one ready line on stdout: $URL" || { status=-; bad "ready line"; }
+[ "$(stat -c %a "$KEYFILE")" = 600 ] && [[ $KEY =~ ^e2b_[0-9a-f]{40}$ ]] &&
+	! grep -qF "$KEY" "$work/server.out" "$work/server.err" &&
+	ok "the generated key file is 0600, holds e2b_ and 40 hex digits, and the key is not printed" ||
+	{ status=-; bad "generated key file"; }
+
+# --- Authentication and errors ---
+status=$(curl -s -o "$work/body" -w '%{http_code}' "$URL/v2/sandboxes")
+[ "$status" = 401 ] && json 'd["code"] == 401 and d["message"].startswith("Invalid API key") and len(d) == 2' &&
+	ok "no X-API-Key: 401 with E2B's error body" || bad "missing key"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H 'X-API-Key: e2b_wrong' "$URL/v2/sandboxes")
+[ "$status" = 401 ] && body_is '{"code":401,"message":"Invalid API key"}' &&
+	ok "a wrong X-API-Key: 401 {\"code\":401,\"message\":\"Invalid API key\"}" || bad "wrong key"
+api GET /sandboxes/abcdefghij0123456789
+[ "$status" = 404 ] &&
+	body_is '{"code":404,"message":"Sandbox \"abcdefghij0123456789\" doesn'"'"'t exist or you don'"'"'t have access to it"}' &&
+	ok "an unknown sandbox: 404 with E2B's message" || bad "unknown sandbox GET"
+api DELETE /sandboxes/abcdefghij0123456789
+[ "$status" = 404 ] && json 'd["code"] == 404' && ok "DELETE of an unknown sandbox: 404" || bad "unknown DELETE"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H 'E2b-Sandbox-Id: abcdefghij0123456789' "$URL/health")
+[ "$status" = 502 ] &&
+	body_is '{"sandboxId":"abcdefghij0123456789","message":"The sandbox was not found","code":502}' &&
+	ok "envd for an unknown sandbox: 502 with the proxy's body" || bad "envd 502"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H 'Host: 49983-abcdefghij0123456789.e2b.test' "$URL/health")
+[ "$status" = 502 ] && json 'd["sandboxId"] == "abcdefghij0123456789"' &&
+	ok "envd addressed by the host 49983-<id>.<domain>: 502 too" || bad "envd host form"
+
+"$PY" -c 'import json; print(json.dumps({"templateID": "base", "metadata": {"pad": "x" * 71680}}))' >"$work/big.json"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "X-API-Key: $KEY" -H 'Content-Type: application/json' \
+	--data-binary @"$work/big.json" "$URL/v2/sandboxes")
+[ "$status" = 413 ] && json 'd["code"] == 413 and "65536" in d["message"]' &&
+	ok "a 70 KiB create body: 413 with E2B's error body" || bad "413"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "X-API-Key: $KEY" -H 'Content-Type: application/json' \
+	-H 'Transfer-Encoding: chunked' --data-binary @"$work/big.json" "$URL/v2/sandboxes")
+[ "$status" = 413 ] && json 'd["code"] == 413' && ok "the same body chunked (as the SDK sends): 413" || bad "413 chunked"
+
+api POST /v2/sandboxes '{"templateID":"base","timeout":0}'
+[ "$status" = 400 ] && json 'd["code"] == 400 and "greater than 0" in d["message"]' &&
+	ok "timeout 0: 400" || bad "timeout 0"
+api POST /v2/sandboxes '{"templateID":"base","timeout":3601}'
+[ "$status" = 400 ] && json 'd["message"] == "Timeout cannot be greater than 1 hours"' &&
+	ok "timeout above --max-timeout (3600): 400 with E2B's wording" || bad "timeout max"
+api POST /v2/sandboxes '{"templateID":"base","timeout":"60"}'
+[ "$status" = 400 ] && json '"timeout" in d["message"]' && ok "a timeout that is not an integer: 400" || bad "timeout type"
+api POST /v2/sandboxes '{"templateID":"base","autoPause":true,"mcp":{"x":{}},"volumeMounts":[{"name":"v","path":"/v"}]}'
+[ "$status" = 400 ] && json '"autoPause" in d["message"] and "mcp" in d["message"] and "volumeMounts" in d["message"]' &&
+	ok "autoPause true, mcp and volumeMounts: 400 naming each" || bad "unsupported fields"
+api POST /v2/sandboxes '{"templateID":"base","network":{"rules":{"a.test":[]},"egressProxy":{"address":"x:1"}}}'
+[ "$status" = 400 ] && json '"network.rules" in d["message"] and "network.egressProxy" in d["message"]' &&
+	ok "network.rules and network.egressProxy: 400 naming them" || bad "network fields"
+api POST /v2/sandboxes '{"templateID":"base","frobnicate":1}'
+[ "$status" = 400 ] && json '"frobnicate" in d["message"]' && ok "an unknown field: 400 naming it" || bad "unknown field"
+api POST /v2/sandboxes '{"templateID":"base","network":{"allowOut":["api.canary.test"]}}'
+[ "$status" = 400 ] && json '"you must include '"'"'ALL_TRAFFIC'"'"' in deny out" in d["message"]' &&
+	ok "a domain in allowOut without denyOut 0.0.0.0/0: 400 with E2B's message" || bad "domain without deny"
+api POST /v2/sandboxes '{"templateID":"base","network":{"denyOut":["198.51.100.0/24"]}}'
+[ "$status" = 400 ] && json '"cannot be honoured" in d["message"]' &&
+	ok "a partial denyOut on an open network: 400 (not expressible, not ignored)" || bad "partial deny"
+api POST /v2/sandboxes '{"templateID":"base","allow_internet_access":false,"network":{"allowOut":["10.0.0.0/8"]}}'
+[ "$status" = 400 ] && json '"10.0.0.0/8" in d["message"] and "always" in d["message"]' &&
+	ok "an allowOut entry in E2B's always-denied ranges: 400 (refused, not dropped)" || bad "private allowOut"
+api POST /v2/sandboxes '{"templateID":"base","network":{"allowOut":["*.canary.test"],"denyOut":["0.0.0.0/0"]}}'
+[ "$status" = 400 ] && json '"wildcard" in d["message"]' && ok "a wildcard domain: 400" || bad "wildcard"
+api POST /v2/sandboxes '{"templateID":"nosuch/image:none"}'
+[ "$status" = 400 ] && json '"nosuch/image:none" in d["message"]' && ok "an unknown templateID: 400 naming it" ||
+	bad "unknown template"
+api POST /v2/sandboxes '{"templateID":"base","metadata":{"io.sandboxio.tenant":"no spaces allowed"}}'
+[ "$status" = 400 ] && json '"io.sandboxio.tenant" in d["message"]' && ok "an invalid tenant in metadata: 400" ||
+	bad "invalid tenant"
+
+# --- A closed network: allow_internet_access false ---
+create closed '"timeout":120,"allow_internet_access":false'
+CLOSED_ID=$ID CLOSED_TOK=$TOK
+[ "$status" = 201 ] && header_is Sandboxio-Tier container &&
+	json '[d[k] for k in ("templateID","clientID","envdVersion")] == ["base","6532622b","0.5.7"] and len(d["sandboxID"]) == 20 and d["sandboxID"].isalnum() and d["sandboxID"].islower() and d["domain"] is None and len(d["envdAccessToken"]) == 64' &&
+	ok "create: 201 Sandbox body, Sandboxio-Tier: container" || bad "create closed"
+cid=$(containers "$T-closed")
+[ -n "$cid" ] && [ "$(docker inspect -f '{{.HostConfig.NetworkMode}} {{.Config.NetworkDisabled}} {{index .Config.Labels "io.sandboxio.netpolicy"}}' "$cid")" = "none true " ] &&
+	ok "allow_internet_access false: NetworkMode none, networking disabled, no egress link" ||
+	{ status=$(docker inspect -f '{{.HostConfig.NetworkMode}} {{.Config.NetworkDisabled}}' "$cid" 2>&1); bad "closed container"; }
+UDP='import socket,errno\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\ntry:\n s.connect((\"198.51.100.7\",9)); print(\"connected\")\nexcept OSError as e: print(errno.errorcode[e.errno])'
+start "$CLOSED_ID" "$CLOSED_TOK" "{\"process\":{\"cmd\":\"python3\",\"args\":[\"-c\",\"$UDP\"]}}"
+frame '0 {"event":{"data":{"stdout":"ENETUNREACH\n"}}}' &&
+	ok "inside it, a UDP connect() to 198.51.100.7 fails with ENETUNREACH" || bad "closed UDP"
+
+# --- E2B's open network: no deny control ---
+create open '"timeout":120'
+OPEN_ID=$ID OPEN_TOK=$TOK
+cid=$(containers "$T-open")
+[ "$status" = 201 ] && [ -n "$cid" ] &&
+	[ "$(docker inspect -f '{{.HostConfig.NetworkMode}} {{.Config.NetworkDisabled}} {{index .Config.Labels "io.sandboxio.netpolicy"}}' "$cid")" = "none false veth" ] &&
+	ok "no deny control: the sandbox gets the open allowlist (an egress link)" || bad "open container"
+start "$OPEN_ID" "$OPEN_TOK" "{\"process\":{\"cmd\":\"python3\",\"args\":[\"-c\",\"$UDP\"]}}"
+frame '0 {"event":{"data":{"stdout":"connected\n"}}}' &&
+	ok "inside it, a UDP connect() to 198.51.100.7 has a route (no packet sent)" || bad "open UDP"
+# E2B always denies private ranges: the open network has no route into them.
+# (Read from the sandbox's routing table; nothing is sent anywhere.)
+ROUTES='import socket,struct\nr=[l.split() for l in open(\"/proc/net/route\").read().splitlines()[1:]]\nn=lambda h: int(h,16)\nfor a in (\"10.1.2.3\",\"172.16.0.1\",\"192.168.1.1\",\"100.64.0.1\",\"198.51.100.7\"):\n x=struct.unpack(\"<I\",socket.inet_aton(a))[0]\n print(a, any(x & n(f[7]) == n(f[1]) for f in r))'
+start "$OPEN_ID" "$OPEN_TOK" "{\"process\":{\"cmd\":\"python3\",\"args\":[\"-c\",\"$ROUTES\"]}}"
+frame '0 {"event":{"data":{"stdout":"10.1.2.3 False\n172.16.0.1 False\n192.168.1.1 False\n100.64.0.1 False\n198.51.100.7 True\n"}}}' &&
+	ok "the open network routes public prefixes only, none of E2B's private ranges" || bad "open routes"
+api GET "/sandboxes/$OPEN_ID"
+[ "$status" = 200 ] &&
+	json 'd["sandboxID"] == "'"$OPEN_ID"'" and d["state"] == "running" and d["cpuCount"] == 1 and d["memoryMB"] == 512 and d["diskSizeMB"] == 1024 and d["metadata"]["name"] == "open" and d["envdAccessToken"] == "'"$OPEN_TOK"'" and d["startedAt"].endswith("Z") and d["endAt"] > d["startedAt"] and d["allowInternetAccess"] is None' &&
+	ok "GET /sandboxes/{id}: SandboxDetail (limits, metadata, token, times)" || bad "detail"
+
+# --- envd: authentication ---
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID" -H 'X-Access-Token: nope' "$URL/files?path=x")
+[ "$status" = 401 ] && json 'd["code"] == 401 and d["message"].startswith("unauthorized access")' &&
+	ok "envd with a wrong access token: 401 with envd's body" || bad "wrong access token"
+start "$OPEN_ID" "" "$(bash_cmd '"echo x"')"
+[ "$status" = 401 ] && ! grep -q '"x' "$work/stream" && ok "Process.Start without the access token: 401" || bad "Start no token"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID" "$URL/health")
+[ "$status" = 204 ] && ok "GET /health: 204 without a token" || bad "health"
+
+# --- Process.Start ---
+start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"echo hi; echo err >&2; exit 3"')" -H 'Connect-Timeout-Ms: 60000'
+[ "$status" = 200 ] && [ "$(head -1 "$work/frames")" = '0 {"event":{"start":{"pid":3}}}' ] &&
+	stdout_is $'hi\n' && [ "$("$PY" "$work/h.py" out "$work/stream" stderr)" = err ] &&
+	frame '0 {"event":{"end":{"error":"exit status 3","exitCode":3,"exited":true,"status":"exit status 3"}}}' &&
+	[ "$(tail -1 "$work/frames")" = '2 {}' ] &&
+	ok "Start: start (pid 3: the sandbox's third), stdout, stderr, end exit 3, end of stream {}" || bad "Start exit 3"
+start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/bash","args":["-c","echo $A $B; pwd"],"envs":{"A":"1","B":"two"},"cwd":"/home/user/sub/.."},"stdin":false}'
+stdout_is $'1 two\n/workspace\n' &&
+	frame '0 {"event":{"end":{"exited":true,"status":"exit status 0"}}}' &&
+	ok "envs reach the run; cwd /home/user is /workspace; exit 0 omits exitCode" || bad "Start envs/cwd"
+start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/bash","args":["-c","echo x"]},"frobnicate":true}'
+[ "$status" = 200 ] && [ "$(wc -l <"$work/frames")" = 1 ] &&
+	json_line=$(cat "$work/frames") && [[ $json_line == '2 {"error":{"code":"invalid_argument","message":"unmarshal into process.StartRequest: unknown field \"frobnicate\""}}' ]] &&
+	ok "an unknown field in StartRequest: 200 + end-of-stream invalid_argument, as connect-go" ||
+	bad "Start unknown field"
+start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/bash","args":["-c","echo x"],"user":"root"}}'
+grep -q 'unknown field \\"user\\"' "$work/frames" && ok "an unknown ProcessConfig field: invalid_argument" ||
+	bad "ProcessConfig unknown field"
+start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/bash"},"pty":{"size":{"cols":80,"rows":24}}}'
+grep -q '"code":"unimplemented"' "$work/frames" && ok "a pty: unimplemented" || bad "pty"
+start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"sleep 20"')" -H 'Connect-Timeout-Ms: 1500'
+frame '0 {"event":{"end":{"error":"signal: killed","exitCode":-1,"status":"signal: killed"}}}' &&
+	grep -q '^2 {"error":{"code":"deadline_exceeded"' "$work/frames" &&
+	ok "Connect-Timeout-Ms passes: end signal: killed, then deadline_exceeded" || bad "deadline"
+start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"echo alive"')"
+frame '0 {"event":{"data":{"stdout":"alive\n"}}}' && ok "the sandbox outlives a command's deadline" ||
+	bad "alive after deadline"
+start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"sleep 2.5; echo late"')" -H 'Keepalive-Ping-Interval: 1'
+grep -q '^0 {"event":{"keepalive":{}}}$' "$work/frames" && frame '0 {"event":{"data":{"stdout":"late\n"}}}' &&
+	ok "Keepalive-Ping-Interval 1: keepalive events while the command is silent" || bad "keepalive"
+start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"head -c 100000 /dev/zero"')"
+"$PY" - "$work/stream" <<'EOF' && ok "100000 bytes of output arrive in data frames of at most 32 KiB" || bad "chunks"
+import base64, json, struct, sys
+d = open(sys.argv[1], "rb").read()
+i, total, sizes = 0, 0, []
+while i < len(d):
+    n = struct.unpack(">I", d[i + 1:i + 5])[0]
+    j = json.loads(d[i + 5:i + 5 + n])
+    i += 5 + n
+    out = j.get("event", {}).get("data", {}).get("stdout")
+    if out:
+        b = base64.b64decode(out)
+        sizes.append(len(b))
+        total += len(b)
+sys.exit(0 if total == 100000 and max(sizes) <= 32768 and len(sizes) >= 4 else 1)
+EOF
+
+# stdin: the run starts once CloseStdin arrives.
+"$PY" "$work/h.py" enc '{"process":{"cmd":"cat"},"stdin":true,"tag":"cat1"}' >"$work/stdin.bin"
+curl -s -o "$work/stdin.out" -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
+	-H 'Content-Type: application/connect+json' --data-binary @"$work/stdin.bin" "$URL/process.Process/Start" &
+cpid=$!
+for _ in $(seq 1 100); do
+	unary "$OPEN_ID" "$OPEN_TOK" List '{}'
+	grep -q '"tag":"cat1"' "$work/body" && break
+	sleep 0.1
+done
+json 'd["processes"][0]["config"]["cmd"] == "cat" and d["processes"][0]["tag"] == "cat1"' &&
+	ok "List shows the waiting process with its config and tag" || bad "List"
+spid=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["processes"][0]["pid"])' "$work/body" 2>/dev/null)
+unary "$OPEN_ID" "$OPEN_TOK" SendInput "{\"process\":{\"pid\":$spid},\"input\":{\"stdin\":\"aGVsbG8K\"}}"
+s1=$status
+unary "$OPEN_ID" "$OPEN_TOK" SendInput '{"process":{"tag":"cat1"},"input":{"stdin":"d29ybGQK"}}'
+s2=$status
+unary "$OPEN_ID" "$OPEN_TOK" CloseStdin "{\"process\":{\"pid\":$spid}}"
+s3=$status
+wait $cpid
+cp "$work/stdin.out" "$work/stream"
+"$PY" "$work/h.py" dec "$work/stream" >"$work/frames"
+[ "$s1$s2$s3" = 200200200 ] && stdout_is $'hello\nworld\n' &&
+	frame '0 {"event":{"end":{"exited":true,"status":"exit status 0"}}}' &&
+	ok "stdin true: SendInput (by pid and by tag), CloseStdin, then the run reads it all" ||
+	{ status="$s1/$s2/$s3"; cp "$work/frames" "$work/body"; bad "stdin"; }
+unary "$OPEN_ID" "$OPEN_TOK" SendInput '{"process":{"pid":4242},"input":{"stdin":"eA=="}}'
+[ "$status" = 404 ] && body_is '{"code":"not_found","message":"process with pid 4242 not found"}' &&
+	ok "SendInput to an unknown pid: 404 not_found, as a unary Connect error" || bad "unknown pid"
+unary "$OPEN_ID" "$OPEN_TOK" List '{"bogus":1}'
+[ "$status" = 400 ] && json 'd["code"] == "invalid_argument"' && ok "an unknown field in a unary call: 400 invalid_argument" ||
+	bad "unary unknown field"
+
+# One run per sandbox: a second Start waits its turn.
+start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"sleep 6; echo first"')" >/dev/null &
+fpid=$!
+for _ in $(seq 1 100); do
+	unary "$OPEN_ID" "$OPEN_TOK" List '{}'
+	grep -q '"pid"' "$work/body" && break
+	sleep 0.05
+done
+"$PY" "$work/h.py" enc "$(bash_cmd '"echo second"')" >"$work/second.bin"
+curl -s -o "$work/second.out" -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
+	-H 'Content-Type: application/connect+json' --data-binary @"$work/second.bin" "$URL/process.Process/Start" &
+spid2=$!
+n=0
+for _ in $(seq 1 100); do
+	unary "$OPEN_ID" "$OPEN_TOK" List '{}'
+	n=$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("processes",[])))' "$work/body")
+	[ "$n" = 2 ] && break
+	sleep 0.05
+done
+wait $fpid $spid2
+"$PY" "$work/h.py" dec "$work/second.out" >"$work/frames"
+[ "$n" = 2 ] && frame '0 {"event":{"data":{"stdout":"second\n"}}}' &&
+	ok "a second Start waits while the first runs, then runs" || { status=$n; bad "one run at a time"; }
+
+# --- Files ---
+printf 'line one\nline two\n' >"$work/up.txt"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
+	-F "file=@$work/up.txt;filename=/home/user/docs/up.txt" "$URL/files?path=%2Fhome%2Fuser%2Fdocs%2Fup.txt")
+[ "$status" = 200 ] && body_is '[{"path":"/workspace/docs/up.txt","name":"up.txt","type":"file"}]' &&
+	ok "POST /files multipart: 200 [{path,name,type}], parents made" || bad "upload multipart"
+status=$(curl -s -o "$work/down" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
+	"$URL/files?path=docs/up.txt")
+[ "$status" = 200 ] && cmp -s "$work/down" "$work/up.txt" && ok "GET /files returns the same bytes" ||
+	{ cp "$work/down" "$work/body"; bad "download"; }
+head -c 3000 /dev/urandom >"$work/rand.bin"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
+	-H 'Content-Type: application/octet-stream' --data-binary @"$work/rand.bin" "$URL/files?path=/tmp/r.bin")
+curl -s -o "$work/down" -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" "$URL/files?path=/tmp/r.bin"
+[ "$status" = 200 ] && cmp -s "$work/down" "$work/rand.bin" && ok "an octet-stream upload of binary bytes round-trips" ||
+	bad "octet-stream"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
+	"$URL/files?path=/workspace/missing.txt")
+[ "$status" = 404 ] && body_is '{"message":"path '"'"'/workspace/missing.txt'"'"' does not exist","code":404}' &&
+	ok "GET /files of a missing file: 404 with envd's body" || bad "download missing"
+truncate -s $((64 * 1024 * 1024 + 1)) "$work/huge.bin"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
+	-H 'Content-Type: application/octet-stream' --data-binary @"$work/huge.bin" "$URL/files?path=/tmp/huge")
+rm -f "$work/huge.bin"
+[ "$status" = 413 ] && json 'd["code"] == 413' && ok "an upload over 64 MiB: 413" || bad "upload 413"
+status=$(curl -s -o "$work/down" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
+	"$URL/files?path=docs/../docs/./up.txt")
+[ "$status" = 200 ] && cmp -s "$work/down" "$work/up.txt" && ok "a path with . and .. segments is cleaned as envd does" ||
+	{ cp "$work/down" "$work/body"; bad "dotdot"; }
+
+# --- Timeouts ---
+api POST "/sandboxes/$OPEN_ID/timeout" '{"timeout":600}'
+[ "$status" = 400 ] && json '"fixed at create" in d["message"]' &&
+	ok "POST timeout past the lifetime fixed at create: 400 saying so" || bad "timeout extend"
+api POST "/sandboxes/$OPEN_ID/timeout" '{"timeout":90}'
+s1=$status
+api GET "/sandboxes/$OPEN_ID"
+"$PY" - "$work/body" <<'EOF' && [ "$s1" = 204 ] && ok "POST timeout 90 (within the lifetime): 204, endAt moves" || bad "timeout shorten"
+import json, sys
+from datetime import datetime
+d = json.load(open(sys.argv[1]))
+p = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00"))
+sys.exit(0 if 60 <= (p(d["endAt"]) - datetime.now(p(d["endAt"]).tzinfo)).total_seconds() <= 91 else 1)
+EOF
+api POST "/v2/sandboxes/$OPEN_ID/connect" '{}'
+[ "$status" = 200 ] && json 'd["sandboxID"] == "'"$OPEN_ID"'" and d["envdAccessToken"] == "'"$OPEN_TOK"'"' &&
+	ok "POST /v2/sandboxes/{id}/connect of a running sandbox: 200 Sandbox" || bad "connect"
+api POST "/sandboxes/$OPEN_ID/pause" '{}'
+[ "$status" = 501 ] && json '"pause" in d["message"]' && ok "pause: 501, not supported" || bad "pause"
+
+# --- Listing ---
+api GET "/v2/sandboxes?metadata=$("$PY" -c 'import urllib.parse as u; print(u.quote(u.urlencode({u.quote("name"): u.quote("open")})))')"
+[ "$status" = 200 ] && json '[s["sandboxID"] for s in d] == ["'"$OPEN_ID"'"] and d[0]["state"] == "running" and d[0]["metadata"]["name"] == "open" and "envdAccessToken" not in d[0]' &&
+	ok "GET /v2/sandboxes?metadata= (SDK double encoding) finds exactly it" || bad "list metadata"
+api GET "/v2/sandboxes?metadata=name%3Dopen%26io.sandboxio.tenant%3D$T-closed"
+[ "$status" = 200 ] && body_is '[]' && ok "metadata filter pairs are ANDed" || bad "list AND"
+api GET "/v2/sandboxes?limit=1&metadata=io.sandboxio.tenant%3D$T-closed"
+[ "$status" = 200 ] && json 'len(d) == 1' && ! grep -qi '^x-next-token' "$work/hdr" &&
+	ok "limit 1 with one match: no X-Next-Token" || bad "list one"
+api GET "/v2/sandboxes?limit=1"
+tok1=$(sed -n 's/^[Xx]-[Nn]ext-[Tt]oken: \([^\r]*\)\r\?$/\1/p' "$work/hdr")
+first=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["sandboxID"])' "$work/body" 2>/dev/null)
+api GET "/v2/sandboxes?limit=1&nextToken=$tok1"
+second=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["sandboxID"])' "$work/body" 2>/dev/null)
+[ -n "$tok1" ] && [ -n "$first" ] && [ -n "$second" ] && [ "$first" != "$second" ] &&
+	ok "limit 1 pages with X-Next-Token / nextToken" || bad "pagination"
+api GET "/v2/sandboxes?limit=0"
+[ "$status" = 400 ] && ok "limit 0: 400" || bad "limit 0"
+api GET "/v2/sandboxes?state=paused"
+[ "$status" = 200 ] && body_is '[]' && ok "state=paused: [] (nothing pauses here)" || bad "state paused"
+api GET "/sandboxes?metadata=name%3Dclosed"
+[ "$status" = 200 ] && json '[s["sandboxID"] for s in d] == ["'"$CLOSED_ID"'"]' &&
+	ok "the deprecated GET /sandboxes filters too" || bad "list v1"
+
+# --- Ending sandboxes ---
+api DELETE "/sandboxes/$CLOSED_ID"
+s1=$status
+api GET "/sandboxes/$CLOSED_ID"
+s2=$status
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $CLOSED_ID" -H "X-Access-Token: $CLOSED_TOK" "$URL/health")
+[ "$s1$s2$status" = 204404502 ] && [ -z "$(containers "$T-closed")" ] &&
+	ok "DELETE: 204; then REST 404, envd 502, and no container" || { status="$s1/$s2/$status"; bad "delete"; }
+
+create expire '"timeout":2,"allow_internet_access":false'
+EXP_ID=$ID
+[ -n "$EXP_ID" ] && wait_gone "$EXP_ID" expire &&
+	status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $EXP_ID" "$URL/health") &&
+	[ "$status" = 502 ] && ok "a sandbox past its timeout is closed: REST 404, envd 502, no container" ||
+	bad "expiry"
+
+create signal '"timeout":120'
+SIG_ID=$ID SIG_TOK=$TOK
+rm -f "$work/stream"
+start "$SIG_ID" "$SIG_TOK" "$(bash_cmd '"echo started; sleep 60"')" >/dev/null &
+bpid=$!
+# Once "started" (base64) has streamed, the command is running.
+for _ in $(seq 1 200); do
+	grep -q 'c3RhcnRlZAo=' "$work/stream" 2>/dev/null && break
+	sleep 0.05
+done
+unary "$SIG_ID" "$SIG_TOK" SendSignal '{"process":{"pid":1},"signal":"SIGNAL_SIGKILL"}'
+s1=$status
+wait $bpid
+"$PY" "$work/h.py" dec "$work/stream" >"$work/frames"
+[ "$s1" = 200 ] && frame '0 {"event":{"end":{"error":"signal: killed","exitCode":-1,"status":"signal: killed"}}}' &&
+	[ "$(tail -1 "$work/frames")" = '2 {}' ] && wait_gone "$SIG_ID" signal &&
+	ok "SendSignal SIGKILL: end signal: killed; the whole sandbox ends (404, no container)" ||
+	{ status="$s1/$status"; bad "SendSignal"; }
+
+create gone '"timeout":120'
+GONE_ID=$ID GONE_TOK=$TOK
+start "$GONE_ID" "$GONE_TOK" "$(bash_cmd '"sleep 60"')" --max-time 1
+[ -n "$GONE_ID" ] && wait_gone "$GONE_ID" gone &&
+	ok "a client that goes away (no deadline) cancels the run, which ends the sandbox" || bad "client gone"
+
+# --- Shutdown ---
+create last '"timeout":300'
+[ -n "$(containers "$T-last")" ] || bad "last create"
+kill -TERM "$server_pid"
+wait "$server_pid"
+rc=$?
+server_pid=
+left=$(docker ps -a --filter "label=io.sandboxio.tenant" --format '{{.Label "io.sandboxio.tenant"}}' |
+	grep -c "^$T-")
+[ $rc -eq 0 ] && [ "$left" = 0 ] && ok "SIGTERM: exit 0, every sandbox closed" ||
+	{ status="rc=$rc left=$left"; bad "shutdown"; }
+grep -qF "$KEY" "$work/server.out" "$work/server.err" && { status=-; bad "the key was printed"; }
+
+# Whatever a failed test left behind.
+docker ps -a --filter "label=io.sandboxio.tenant" --format '{{.ID}} {{.Label "io.sandboxio.tenant"}}' |
+	while read -r c t; do
+		case $t in
+		"$T"-*) docker rm -f "$c" >/dev/null ;;
+		esac
+	done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
