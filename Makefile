@@ -33,7 +33,7 @@ else
 CPPFLAGS += -D_FORTIFY_SOURCE=2
 endif
 LIBS := $(shell pkg-config --libs $(PKGS)) -lpthread
-TEST_LIBS := $(shell pkg-config --libs libmicrohttpd) -lcmocka
+TEST_LIBS := $(shell pkg-config --libs libmicrohttpd libnghttp2) -lcmocka
 
 LIB_SRC := $(wildcard util/*.c core/*.c engine/*.c cgroups/*.c netpolicy/*.c remote/*.c \
 	remote/e2b/*.c remote/modal/*.c)
@@ -83,6 +83,8 @@ $(B)/obj/gen/%.o: build/gen/%.c
 	$(Q)$(CC) $(CPPFLAGS) $(filter-out -Wmissing-prototypes -Wswitch-enum,$(CFLAGS)) -c -o $@ $<
 
 $(LIB_SRC:%.c=$(B)/obj/%.o): | $(PROTO_H)
+# A .proto may import another: its generated code needs every header first.
+$(PROTO_C:build/gen/%.c=$(B)/obj/gen/%.o): | $(PROTO_H)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -135,6 +137,16 @@ contract: $(CANARY_BIN) $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-
 		SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio $$t; done
 	@echo "== tests/cli/test_cli.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_cli.sh
+	@echo "== tests/cli/test_serve_e2b.sh"
+	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_serve_e2b.sh
+	@echo "== tests/sdk/run-e2b.sh"
+	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/sdk/run-e2b.sh
+	@echo "== tests/sdk/run-modal.sh"
+	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/sdk/run-modal.sh
+	@echo "== tests/fakes/modal/test_double.sh"
+	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/fakes/modal/test_double.sh
+	@echo "== tests/contract/run-remote.sh"
+	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/contract/run-remote.sh $(B)
 
 test: all unit contract
 

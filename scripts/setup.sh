@@ -6,8 +6,10 @@ set -eu
 cd "$(dirname "$0")/.."
 
 PKGS="build-essential pkg-config clang-format libcurl4-openssl-dev libjansson-dev
-libcmocka-dev libmicrohttpd-dev libnl-3-dev libnl-route-3-dev libnftables-dev libseccomp-dev libcap-dev
-docker.io mmdebstrap iproute2 nftables python3 python3-docker curl"
+libcmocka-dev libmicrohttpd-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler
+libnl-3-dev libnl-route-3-dev libnftables-dev libseccomp-dev libcap-dev
+docker.io mmdebstrap iproute2 nftables python3 python3-docker curl
+python3-grpcio python3-protobuf protobuf-compiler"
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -42,3 +44,12 @@ if ! curl -fsS --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1; the
 fi
 
 make -j"$(nproc)" all
+
+# The official SDKs the E2B and Modal doubles are proven with (tests/sdk),
+# pinned by tests/sdk/package-lock.json; needs Node.js 20 or later.
+if [ ! -d tests/sdk/node_modules/modal ] || [ ! -d tests/sdk/node_modules/e2b ]; then
+	if ! command -v npm >/dev/null 2>&1; then
+		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm
+	fi
+	(cd tests/sdk && npm ci --no-audit --no-fund)
+fi
