@@ -84,7 +84,8 @@ struct sbx_backend_ops {
 			  unsigned int mode);
 	/* Optional. Reads at most max bytes of path into *out (malloc'ed,
 	 * NUL-terminated; raw: core redacts); more than max is SBX_ETOOBIG. */
-	int (*read_file)(void *state, void *box, const char *path, size_t max, char **out, size_t *len);
+	int (*read_file)(
+		void *state, void *box, const char *path, size_t max, char **out, size_t *len);
 };
 
 extern const struct sbx_backend_ops sbx__docker_ops;
