@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/contract/run-remote.sh: the contract suite of the six controls
-# (tests/contract/test_controls.c) on the remote backends, each through a
+# (tests/contract/test_controls.c), and the sandboxio command's checks
+# (tests/cli/test_backends.sh), on the remote backends, each through a
 # compatible server on this machine's engine:
 #   e2b    `sandboxio serve --api e2b` (E2B's REST API and envd)
 #   modal  tests/fakes/modal/run-double (Modal's gRPC API)
@@ -63,6 +64,9 @@ start_server e2b env -u E2B_API_KEY "$CLI" serve --api e2b --listen 127.0.0.1:0 
 	--api-key-file "$TMP/e2b-key"
 E2B_API_KEY=$(cat "$TMP/e2b-key") E2B_API_URL=$URL E2B_SANDBOX_URL=$URL \
 	SBX_TEST_BACKEND=e2b "$SUITE"
+echo "== the sandboxio command on e2b"
+E2B_API_KEY=$(cat "$TMP/e2b-key") E2B_API_URL=$URL E2B_SANDBOX_URL=$URL SBX_CLI=$CLI \
+	bash "$ROOT/tests/cli/test_backends.sh" e2b
 
 echo "== controls on modal (tests/fakes/modal/run-double)"
 tid="ak-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
@@ -71,6 +75,9 @@ MODAL_TOKEN_ID=$tid MODAL_TOKEN_SECRET=$tsecret SBX_CLI=$CLI \
 	start_server modal "$ROOT/tests/fakes/modal/run-double" --listen 127.0.0.1:0 --cli "$CLI"
 MODAL_TOKEN_ID=$tid MODAL_TOKEN_SECRET=$tsecret MODAL_SERVER_URL=$URL \
 	SBX_TEST_BACKEND=modal "$SUITE"
+echo "== the sandboxio command on modal"
+MODAL_TOKEN_ID=$tid MODAL_TOKEN_SECRET=$tsecret MODAL_SERVER_URL=$URL SBX_CLI=$CLI \
+	bash "$ROOT/tests/cli/test_backends.sh" modal
 
 if [ -n "$real_e2b" ]; then
 	echo "== controls on the real E2B (no canary cases)"
