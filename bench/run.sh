@@ -20,6 +20,9 @@
 #       dockerd's and containerd's growth per sandbox
 #   (g) as root only: crun against runc, `run` of one OCI bundle made from
 #       the default image (bench/crun.sh; dockerd is not reconfigured)
+#   (h), (i) as root only: the e2b and modal backends against the official
+#       E2B and Modal JavaScript SDKs, through the same local servers
+#       (bench/remote.sh)
 # Needs hyperfine, docker (CLI), python3-docker, dockerd and the default image.
 # Prints medians and ratios (sandboxio / peer); lower is better for sandboxio.
 set -eu
@@ -109,4 +112,10 @@ if [ "$(id -u)" = 0 ]; then
 else
 	echo "== (f) memory: skipped (needs root)"
 	echo "== (g) crun vs runc: skipped (needs root)"
+fi
+
+if [ "$(id -u)" = 0 ] && command -v node >/dev/null 2>&1 && [ -d tests/sdk/node_modules ]; then
+	RUNS=$RUNS bench/remote.sh
+else
+	echo "== (h), (i) remote backends against the official SDKs: skipped (need root, node and tests/sdk/node_modules)"
 fi
