@@ -24,6 +24,7 @@
 #include "core/record-int.h"
 #include "core/trace-int.h"
 #include "remote/otlp-int.h"
+#include "util/base64.h"
 #include "util/redact-int.h"
 
 #define MAX_HEADERS 32
@@ -51,17 +52,6 @@ static const char *env(const char *name)
 	return v && *v ? v : NULL;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Percent-decodes s[0..n) into dst (n + 1 bytes); NULL on a bad escape or NUL. */
 static char *pct_decode(char *dst, const char *s, size_t n)
 {
@@ -73,8 +63,8 @@ static char *pct_decode(char *dst, const char *s, size_t n)
 
 			if (i + 2 >= n)
 				return NULL;
-			hi = hexval((unsigned char)s[i + 1]);
-			lo = hexval((unsigned char)s[i + 2]);
+			hi = sbx__hexval((unsigned char)s[i + 1]);
+			lo = sbx__hexval((unsigned char)s[i + 2]);
 			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
 				return NULL;
 			dst[o++] = (char)(hi << 4 | lo);
@@ -156,7 +146,7 @@ int sbx__traceparent_parse(const char *tp, char trace_id[33], char span_id[17], 
 	if (!tp || strlen(tp) < 55 || tp[2] != '-' || tp[35] != '-' || tp[52] != '-')
 		return 0;
 	/* Version 00 is exactly 55 bytes; a later version may add fields after '-'. */
-	if (hexval(tp[0]) < 0 || hexval(tp[1]) < 0 || strncmp(tp, "ff", 2) == 0 ||
+	if (sbx__hexval(tp[0]) < 0 || sbx__hexval(tp[1]) < 0 || strncmp(tp, "ff", 2) == 0 ||
 	    (strncmp(tp, "00", 2) == 0 && tp[55] != '\0') || (tp[55] != '\0' && tp[55] != '-'))
 		return 0;
 	for (int i = 0; i < 55; i++) {
@@ -176,7 +166,7 @@ int sbx__traceparent_parse(const char *tp, char trace_id[33], char span_id[17], 
 	trace_id[32] = '\0';
 	memcpy(span_id, tp + 36, 16);
 	span_id[16] = '\0';
-	flags = hexval(tp[53]) << 4 | hexval(tp[54]);
+	flags = sbx__hexval(tp[53]) << 4 | sbx__hexval(tp[54]);
 	*sampled = flags & 1;
 	return 1;
 }

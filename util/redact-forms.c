@@ -13,30 +13,15 @@
  *     (upper and lower case hex), the form encoding (space as '+'), and the
  *     path style that keeps '/'.
  * Identical forms are kept once, and a derived form shorter than
- * SBX_REDACT_FORM_MIN bytes is dropped: it would match by chance.
+ * SBX_REDACT_FORM_MIN bytes is dropped: it would match by chance. The
+ * base64 is util/base64.c's, written straight into the output (the URL-safe
+ * alphabet by substitution, the unaligned forms cut out of an encoding);
+ * the slack of each form's share of the buffer takes the encoder's NUL.
  */
 #include <string.h>
 
+#include "util/base64.h"
 #include "util/redact-int.h"
-
-static const char b64_std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-static const char b64_url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-/* The 6-bit group j of the bit string (shift zero bytes, then v). */
-static unsigned int sextet(const unsigned char *v, size_t len, size_t shift, size_t j)
-{
-	unsigned int x = 0;
-
-	for (size_t b = 6 * j; b < 6 * j + 6; b++) {
-		size_t byte = b / 8;
-		unsigned int bit = 0;
-
-		if (byte >= shift && byte - shift < len)
-			bit = (v[byte - shift] >> (7 - b % 8)) & 1u;
-		x = x << 1 | bit;
-	}
-	return x;
-}
 
 static int unreserved(unsigned char c)
 {
@@ -76,30 +61,67 @@ static void put(struct sink *s, char c)
 	s->dst[s->used++] = (unsigned char)c;
 }
 
-static void base64_forms(struct sink *s, const unsigned char *v, size_t len, const char *alpha)
+/* The URL-safe form of the base64 just written at dst+start: '-' and '_'
+ * for '+' and '/'. */
+static void url_safe(struct sink *s, size_t start)
 {
-	size_t part = (8 * len + 5) / 6, start;
+	for (size_t i = start; i < s->used; i++) {
+		if (s->dst[i] == '+')
+			s->dst[i] = '-';
+		else if (s->dst[i] == '/')
+			s->dst[i] = '_';
+	}
+}
+
+/*
+ * The characters of the base64 of (shift zero bytes, then v) that depend on
+ * v alone: what v looks like wherever it sits in a longer encoded text. The
+ * encoding is that of the first group of three bytes (the zeros and v's
+ * first bytes, zero-filled when v is shorter) followed by that of the rest
+ * of v; the first characters hold bits of the zeros and the last may hold
+ * fill bits, and both are cut.
+ */
+static void shifted_form(struct sink *s, const unsigned char *v, size_t len, size_t shift, int url)
+{
+	size_t first = (8 * shift + 5) / 6, end = 8 * (shift + len) / 6, head = 3 - shift;
+	size_t start = s->used;
+	char *p = (char *)s->dst + start;
+	unsigned char group[3] = {0};
+
+	if (end <= first)
+		return;
+	memcpy(group + shift, v, len < head ? len : head);
+	sbx__base64_encode(p, group, sizeof(group));
+	explicit_bzero(group, sizeof(group));
+	if (len > head)
+		sbx__base64_encode(p + 4, v + head, len - head);
+	memmove(p, p + first, end - first);
+	s->used += end - first;
+	if (url)
+		url_safe(s, start);
+	commit(s, start, 1);
+}
+
+static void base64_forms(struct sink *s, const unsigned char *v, size_t len, int url)
+{
+	size_t start;
 
 	/* Padded, then unpadded: the whole encoding of v alone. */
 	start = s->used;
-	for (size_t j = 0; j < part; j++)
-		put(s, alpha[sextet(v, len, 0, j)]);
-	for (size_t j = part; j % 4; j++)
-		put(s, '=');
+	s->used += sbx__base64_encode((char *)s->dst + start, v, len);
+	if (url)
+		url_safe(s, start);
 	commit(s, start, 1);
 	start = s->used;
-	for (size_t j = 0; j < part; j++)
-		put(s, alpha[sextet(v, len, 0, j)]);
+	s->used += sbx__base64_encode((char *)s->dst + start, v, len);
+	if (url)
+		url_safe(s, start);
+	while (s->used > start && s->dst[s->used - 1] == '=')
+		s->used--;
 	commit(s, start, 1);
 	/* The characters that depend on v alone, at shifts of 0, 1 and 2 bytes. */
-	for (size_t shift = 0; shift < 3; shift++) {
-		size_t first = (8 * shift + 5) / 6, end = (8 * (shift + len)) / 6;
-
-		start = s->used;
-		for (size_t j = first; j < end; j++)
-			put(s, alpha[sextet(v, len, shift, j)]);
-		commit(s, start, 1);
-	}
+	for (size_t shift = 0; shift < 3; shift++)
+		shifted_form(s, v, len, shift, url);
 }
 
 enum pct_style { PCT_UPPER, PCT_LOWER, PCT_FORM, PCT_PATH };
@@ -130,8 +152,8 @@ static void all_forms(struct sink *s, const unsigned char *v, size_t len)
 	for (size_t i = 0; i < len; i++)
 		put(s, (char)v[i]);
 	commit(s, start, 0);
-	base64_forms(s, v, len, b64_std);
-	base64_forms(s, v, len, b64_url);
+	base64_forms(s, v, len, 0);
+	base64_forms(s, v, len, 1);
 	percent_form(s, v, len, PCT_UPPER);
 	percent_form(s, v, len, PCT_LOWER);
 	percent_form(s, v, len, PCT_FORM);

@@ -33,6 +33,7 @@
 #include "core/policy-int.h"
 #include "remote/e2b/e2b-int.h"
 #include "remote/remote-int.h"
+#include "util/base64.h"
 #include "util/cleanup.h"
 #include "util/error-int.h"
 #include "util/secmem.h"
@@ -154,73 +155,6 @@ static int utf8_ok(const char *s, size_t len)
 		i += n + 1;
 	}
 	return 1;
-}
-
-/* ===== Base64 (envd's bytes fields; no library at hand offers it) ===== */
-
-static const char b64_alphabet[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static size_t b64_encode(char *dst, const unsigned char *src, size_t len)
-{
-	size_t o = 0, i = 0;
-
-	for (; i + 2 < len; i += 3) {
-		uint32_t v = (uint32_t)src[i] << 16 | (uint32_t)src[i + 1] << 8 | src[i + 2];
-		dst[o++] = b64_alphabet[v >> 18];
-		dst[o++] = b64_alphabet[(v >> 12) & 63];
-		dst[o++] = b64_alphabet[(v >> 6) & 63];
-		dst[o++] = b64_alphabet[v & 63];
-	}
-	if (i < len) {
-		uint32_t v = (uint32_t)src[i] << 16 | (i + 1 < len ? (uint32_t)src[i + 1] << 8 : 0);
-		dst[o++] = b64_alphabet[v >> 18];
-		dst[o++] = b64_alphabet[(v >> 12) & 63];
-		dst[o++] = i + 1 < len ? b64_alphabet[(v >> 6) & 63] : '=';
-		dst[o++] = '=';
-	}
-	return o;
-}
-
-static int b64_value(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/* Strict standard base64 with padding (what protojson writes). Returns the
- * decoded length, or -1. dst holds at least len / 4 * 3 bytes. */
-static long b64_decode(unsigned char *dst, const char *src, size_t len)
-{
-	size_t o = 0;
-
-	if (len % 4)
-		return -1;
-	for (size_t i = 0; i < len; i += 4) {
-		int a = b64_value(src[i]), b = b64_value(src[i + 1]);
-		int c = src[i + 2] == '=' ? -2 : b64_value(src[i + 2]);
-		int d = src[i + 3] == '=' ? -2 : b64_value(src[i + 3]);
-		int last = i + 4 == len;
-
-		if (a < 0 || b < 0 || c == -1 || d == -1 || (!last && (c < 0 || d < 0)) ||
-		    (c == -2 && d != -2))
-			return -1;
-		dst[o++] = (unsigned char)(a << 2 | b >> 4);
-		if (c >= 0)
-			dst[o++] = (unsigned char)((b & 15) << 4 | c >> 2);
-		if (d >= 0)
-			dst[o++] = (unsigned char)((c & 3) << 6 | d);
-	}
-	return (long)o;
 }
 
 /* ===== Configuration ===== */
@@ -1231,7 +1165,7 @@ static int on_event_data(struct proc *p, json_t *data)
 		const char *text = json_string_value(v);
 		size_t tl = json_string_length(v);
 		unsigned char *bytes;
-		long n;
+		size_t n;
 		int rc;
 
 		if (strcmp(key, "stdout") == 0)
@@ -1243,18 +1177,17 @@ static int on_event_data(struct proc *p, json_t *data)
 					   clean(p, (char[40]){0}, 40, key));
 		if (!text)
 			return proto_error(p, "a data event whose %s is not a string", key);
-		bytes = malloc(tl / 4 * 3 + 1);
+		bytes = malloc(sbx__base64_decoded_max(tl) + 1);
 		if (!bytes) {
 			p->nomem = 1;
 			return -2;
 		}
-		n = b64_decode(bytes, text, tl);
-		if (n < 0) {
+		if (sbx__base64_decode(bytes, &n, text, tl, 0) < 0) {
 			free(bytes);
 			return proto_error(p, "a data event whose %s is not base64", key);
 		}
-		rc = n ? p->req->sink(p->req->sink_arg, stream, bytes, (size_t)n) : 0;
-		explicit_bzero(bytes, (size_t)n);
+		rc = n ? p->req->sink(p->req->sink_arg, stream, bytes, n) : 0;
+		explicit_bzero(bytes, n);
 		free(bytes);
 		if (rc == 1) {
 			p->canceled = 1;
@@ -1404,7 +1337,7 @@ static int stdin_next(struct proc *p, CURLM *m)
 		p->in_url = NULL;
 		return -1;
 	}
-	need = 64 + (chunk + 2) / 3 * 4;
+	need = 64 + sbx__base64_encoded_len(chunk);
 	p->in_body = malloc(need);
 	if (!p->in_body)
 		return -1;
@@ -1412,7 +1345,7 @@ static int stdin_next(struct proc *p, CURLM *m)
 		size_t o = (size_t)snprintf(p->in_body, need,
 					    "{\"process\":{\"pid\":%lu},\"input\":{\"stdin\":\"",
 					    (unsigned long)p->pid);
-		o += b64_encode(p->in_body + o, p->in, chunk);
+		o += sbx__base64_encode(p->in_body + o, p->in, chunk);
 		memcpy(p->in_body + o, "\"}}", 4);
 		p->in += chunk;
 		p->in_left -= chunk;

@@ -158,8 +158,5 @@ int sbx__grpc_set_step(struct sbx__grpc_set *s, int timeout_ms, struct sbx__grpc
 int sbx__grpc_call_end(struct sbx__grpc_call *c, struct sbx__grpc_status *st);
 /* Whether a gRPC code is one Modal's clients retry. */
 int sbx__grpc_retryable(int code);
-/* Standard or URL-safe base64 (padding optional) of s[0..n). Returns the
- * decoded length, or -1 (a bad character, or more than cap bytes). */
-long sbx__grpc_b64_decode(uint8_t *dst, size_t cap, const char *s, size_t n);
 
 #endif

@@ -38,6 +38,7 @@
 
 #include "remote/modal/grpc-int.h"
 #include "remote/modal/modal.pb-c.h"
+#include "util/base64.h"
 #include "util/error-int.h"
 
 #define IDLE_SETS 4		   /* idle multi handles (warm connections) kept per channel */
@@ -426,17 +427,6 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
 	return len;
 }
 
-static int hexval(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 /* grpc-message is percent-encoded UTF-8; control bytes become '?'. */
 static void percent_decode(char *dst, size_t cap, const char *src, size_t n)
 {
@@ -444,8 +434,9 @@ static void percent_decode(char *dst, size_t cap, const char *src, size_t n)
 
 	for (size_t i = 0; i < n && o + 1 < cap; i++) {
 		int ch = (unsigned char)src[i];
-		if (ch == '%' && i + 2 < n && hexval(src[i + 1]) >= 0 && hexval(src[i + 2]) >= 0) {
-			ch = hexval(src[i + 1]) << 4 | hexval(src[i + 2]);
+		if (ch == '%' && i + 2 < n && sbx__hexval(src[i + 1]) >= 0 &&
+		    sbx__hexval(src[i + 2]) >= 0) {
+			ch = sbx__hexval(src[i + 1]) << 4 | sbx__hexval(src[i + 2]);
 			i += 2;
 		}
 		dst[o++] = (char)(ch < 0x20 || ch == 0x7f ? '?' : ch);
@@ -526,57 +517,24 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-long sbx__grpc_b64_decode(uint8_t *dst, size_t cap, const char *s, size_t n)
-{
-	uint32_t acc = 0;
-	int bits = 0;
-	size_t o = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		int v;
-		char ch = s[i];
-
-		if (ch >= 'A' && ch <= 'Z')
-			v = ch - 'A';
-		else if (ch >= 'a' && ch <= 'z')
-			v = ch - 'a' + 26;
-		else if (ch >= '0' && ch <= '9')
-			v = ch - '0' + 52;
-		else if (ch == '+' || ch == '-')
-			v = 62;
-		else if (ch == '/' || ch == '_')
-			v = 63;
-		else if (ch == '=')
-			break;
-		else
-			return -1;
-		acc = acc << 6 | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o >= cap)
-				return -1;
-			dst[o++] = (uint8_t)(acc >> bits);
-		}
-	}
-	return (long)o;
-}
-
 /* RPCStatus from grpc-status-details-bin: its message, and a retry policy. */
 static void read_details(const struct sbx__grpc_call *c, struct sbx__grpc_status *st)
 {
 	static const char suffix[] = "/modal.client.RPCRetryPolicy";
 	uint8_t *bin;
-	long n;
+	size_t dl, n;
 	Modal__Client__RPCStatus *rs;
 
 	if (!c->details)
 		return;
-	bin = malloc(strlen(c->details));
+	dl = strlen(c->details);
+	bin = malloc(sbx__base64_decoded_max(dl) + 1);
 	if (!bin)
 		return;
-	n = sbx__grpc_b64_decode(bin, strlen(c->details), c->details, strlen(c->details));
-	rs = n >= 0 ? modal__client__rpcstatus__unpack(NULL, (size_t)n, bin) : NULL;
+	/* gRPC sends "-bin" values unpadded, and receivers take padded ones too. */
+	rs = sbx__base64_decode(bin, &n, c->details, dl, SBX__BASE64_URL | SBX__BASE64_NOPAD) == 0
+		     ? modal__client__rpcstatus__unpack(NULL, n, bin)
+		     : NULL;
 	free(bin);
 	if (!rs)
 		return; /* details are advisory: unreadable ones are ignored */

@@ -47,6 +47,7 @@
 #include "remote/modal/modal.pb-c.h"
 #include "remote/modal/task_command_router.pb-c.h"
 #include "remote/remote-int.h"
+#include "util/base64.h"
 #include "util/cleanup.h"
 #include "util/error-int.h"
 #include "util/secmem.h"
@@ -189,16 +190,17 @@ static long long jwt_exp(const char *jwt)
 {
 	const char *a = strchr(jwt, '.'), *b = a ? strchr(a + 1, '.') : NULL;
 	uint8_t buf[4096];
-	long n;
+	size_t n;
 	json_t *o, *e;
 	long long exp = 0;
 
-	if (!b || (size_t)(b - a - 1) > sizeof(buf) * 4 / 3)
+	/* A JWT's parts are unpadded base64url. */
+	if (!b || sbx__base64_decoded_max((size_t)(b - a - 1)) > sizeof(buf) ||
+	    sbx__base64_decode(buf, &n, a + 1, (size_t)(b - a - 1),
+			       SBX__BASE64_URL | SBX__BASE64_NOPAD) < 0 ||
+	    n == 0)
 		return 0;
-	n = sbx__grpc_b64_decode(buf, sizeof(buf), a + 1, (size_t)(b - a - 1));
-	if (n <= 0)
-		return 0;
-	o = json_loadb((const char *)buf, (size_t)n, 0, NULL);
+	o = json_loadb((const char *)buf, n, 0, NULL);
 	e = json_object_get(o, "exp");
 	if (json_is_number(e) && json_number_value(e) > 0 && json_number_value(e) < 1e12)
 		exp = (long long)json_number_value(e);
