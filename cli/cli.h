@@ -4,7 +4,8 @@
  * The command is the only code of the project that prints or exits, so every
  * function here returns a process exit status (0 on success) after it has
  * reported any failure itself; callers only pass that status on. The CLI
- * uses the public API alone (include/sandboxio.h), never library internals.
+ * uses the public API (include/sandboxio.h) and never the library's
+ * internals, save its util/ helpers, which are shared (util/base64.h).
  */
 #ifndef SBX_CLI_H
 #define SBX_CLI_H

@@ -1,7 +1,7 @@
 /*
  * cli/serve-int.h: what `sandboxio serve` (cli/serve.c: options, key file,
- * listener, signals) and the E2B-compatible server (cli/serve-e2b.c: routes
- * and their semantics) share.
+ * listener, signals) and the E2B-compatible server (cli/serve-*.c: routes
+ * and their semantics, laid out in cli/serve-e2b-int.h) share.
  *
  * serve.c owns the process: it blocks the shutdown signals before any thread
  * exists, makes the listening socket, starts the server, prints the ready

@@ -2,7 +2,7 @@
  * cli/serve.c: `sandboxio serve --api e2b`: options, the API key file, the
  * listening socket, the ready line, signals and shutdown.
  *
- * The routes and their semantics live in cli/serve-e2b.c; this file owns the
+ * The routes and their semantics live in cli/serve-*.c; this file owns the
  * process around them. Arguments are all checked before anything is touched
  * (a refused --listen creates no key file and opens no engine). The key is
  * never printed: a missing key file is created 0600 with O_EXCL from

@@ -1,0 +1,290 @@
+/*
+ * cli/serve-box.c: the sandboxes of the E2B-compatible server ("boxes"):
+ * the registry, their references, retirement, the busy slot, and the sweep
+ * of those whose timeout has passed; also the clock, waits and random ids
+ * the server's threads use.
+ *
+ * Boxes are reference counted: the registry holds one reference, and so
+ * does each request and run that uses one. DELETE, the timeout sweep and a
+ * killed run retire a box (it leaves the registry, so REST says 404 and
+ * envd 502 at once) and the last reference closes the sandbox. A library
+ * call in progress on a retired box is ended with sbx_sandbox_kill(), the
+ * one call that may come from another thread. The library lets one thread
+ * use a sandbox at a time, so a box has one busy slot that runs and file
+ * calls take in turn.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "cli/cli.h"
+#include "cli/serve-e2b-int.h"
+#include "cli/serve-int.h"
+
+/* ===== Clocks, waits and ids ===== */
+
+uint64_t e2b_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void e2b_cond_init(pthread_cond_t *cv)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(cv, &a);
+	pthread_condattr_destroy(&a);
+}
+
+void e2b_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t until_ms)
+{
+	struct timespec ts = {.tv_sec = (time_t)(until_ms / 1000),
+			      .tv_nsec = (long)(until_ms % 1000) * 1000000L};
+
+	pthread_cond_timedwait(cv, mu, &ts);
+}
+
+static int random_bytes(void *buf, size_t n)
+{
+	unsigned char *p = buf;
+
+	while (n) {
+		ssize_t got = getrandom(p, n, 0);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return -1;
+		p += got;
+		n -= (size_t)got;
+	}
+	return 0;
+}
+
+/* 20 characters of [a-z0-9], as E2B's sandbox ids (uniformly: bytes past
+ * the last whole multiple of 36 are drawn again). */
+static int random_id(char out[21])
+{
+	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char r[32];
+	size_t n = 0;
+
+	while (n < 20) {
+		if (random_bytes(r, sizeof(r)) < 0)
+			return -1;
+		for (size_t k = 0; k < sizeof(r) && n < 20; k++)
+			if (r[k] < 252)
+				out[n++] = alphabet[r[k] % 36];
+	}
+	out[20] = '\0';
+	return 0;
+}
+
+/* bytes random bytes as 2 * bytes hex digits and a NUL (an access token). */
+int e2b_random_hex(char *out, size_t bytes)
+{
+	unsigned char r[64];
+
+	if (bytes > sizeof(r) || random_bytes(r, bytes) < 0)
+		return -1;
+	for (size_t k = 0; k < bytes; k++)
+		snprintf(out + 2 * k, 3, "%02x", r[k]);
+	explicit_bzero(r, sizeof(r));
+	return 0;
+}
+
+/* ===== Sandboxes ===== */
+
+struct box *e2b_box_new(struct cli_e2b *srv)
+{
+	struct box *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->srv = srv;
+	b->refs = 1;
+	e2b_cond_init(&b->cv);
+	return b;
+}
+
+/* Registers b (mu held) under a fresh id. */
+int e2b_register_locked(struct cli_e2b *srv, struct box *b)
+{
+	for (int attempt = 0; attempt < 8; attempt++) {
+		int taken = 0;
+
+		if (random_id(b->id) < 0)
+			return -1;
+		for (size_t k = 0; k < srv->nboxes; k++)
+			taken |= strcmp(srv->boxes[k]->id, b->id) == 0;
+		if (!taken) {
+			srv->boxes[srv->nboxes++] = b;
+			srv->live++;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void e2b_box_free(struct box *b)
+{
+	if (b->s && sbx_sandbox_close(b->s) < 0)
+		cli_warn("serve: sandbox %s: %s", b->id, sbx_error_last()->message);
+	json_decref(b->metadata);
+	json_decref(b->network);
+	free(b->template_id);
+	explicit_bzero(b->token, sizeof(b->token));
+	pthread_cond_destroy(&b->cv);
+	free(b);
+}
+
+/* Drops a reference; the last one closes the sandbox (mu not held). */
+void e2b_box_unref(struct box *b)
+{
+	struct cli_e2b *srv = b->srv;
+	int counted = b->s != NULL;
+
+	pthread_mutex_lock(&srv->mu);
+	if (--b->refs > 0) {
+		pthread_mutex_unlock(&srv->mu);
+		return;
+	}
+	pthread_mutex_unlock(&srv->mu);
+	e2b_box_free(b);
+	if (!counted)
+		return;
+	pthread_mutex_lock(&srv->mu);
+	srv->live--;
+	pthread_cond_broadcast(&srv->cv);
+	pthread_mutex_unlock(&srv->mu);
+}
+
+/* The box with this id, with a reference for the caller; NULL: none. */
+struct box *e2b_box_get(struct cli_e2b *srv, const char *id)
+{
+	struct box *b = NULL;
+
+	pthread_mutex_lock(&srv->mu);
+	for (size_t k = 0; k < srv->nboxes; k++)
+		if (strcmp(srv->boxes[k]->id, id) == 0) {
+			b = srv->boxes[k];
+			b->refs++;
+			break;
+		}
+	pthread_mutex_unlock(&srv->mu);
+	return b;
+}
+
+/*
+ * Takes a box out of the registry (mu held): from now on it is not found.
+ * Wakes whatever waits on it. Returns 1 when the caller must drop the
+ * registry's reference (e2b_box_unref, after unlocking); *kill tells that a
+ * library call is in progress on it and must be ended with
+ * sbx_sandbox_kill() (after unlocking, before the unref).
+ */
+int e2b_retire_locked(struct box *b, int *kill)
+{
+	struct cli_e2b *srv = b->srv;
+
+	*kill = 0;
+	if (b->retired)
+		return 0;
+	b->retired = 1;
+	*kill = b->busy;
+	for (size_t k = 0; k < srv->nboxes; k++)
+		if (srv->boxes[k] == b) {
+			srv->boxes[k] = srv->boxes[--srv->nboxes];
+			break;
+		}
+	pthread_cond_broadcast(&b->cv);
+	for (struct proc *pr = b->procs; pr; pr = pr->next)
+		pthread_cond_broadcast(&pr->cv);
+	return 1;
+}
+
+void e2b_retire(struct box *b)
+{
+	int kill, drop;
+
+	pthread_mutex_lock(&b->srv->mu);
+	drop = e2b_retire_locked(b, &kill);
+	pthread_mutex_unlock(&b->srv->mu);
+	if (kill)
+		sbx_sandbox_kill(b->s);
+	if (drop)
+		e2b_box_unref(b);
+}
+
+/* Waits for the box's busy slot, at most until its end. Returns 0 with the
+ * slot taken, or -1 when the box ended first. */
+int e2b_box_acquire(struct box *b)
+{
+	struct cli_e2b *srv = b->srv;
+	int rc = 0;
+
+	pthread_mutex_lock(&srv->mu);
+	for (;;) {
+		uint64_t now = e2b_mono_ms();
+
+		if (b->retired || srv->stopping || now >= b->end_mono) {
+			rc = -1;
+			break;
+		}
+		if (!b->busy)
+			break;
+		e2b_wait_until(&b->cv, &srv->mu,
+			       now + 1000 < b->end_mono ? now + 1000 : b->end_mono);
+	}
+	if (rc == 0)
+		b->busy = 1;
+	pthread_mutex_unlock(&srv->mu);
+	return rc;
+}
+
+/* Gives the slot back; a library error that killed the sandbox retires it. */
+void e2b_box_release(struct box *b, int rc)
+{
+	pthread_mutex_lock(&b->srv->mu);
+	b->busy = 0;
+	pthread_cond_broadcast(&b->cv);
+	pthread_mutex_unlock(&b->srv->mu);
+	if (rc == SBX_ECANCELED || rc == SBX_ETIMEOUT)
+		e2b_retire(b);
+}
+
+void cli_e2b_sweep(struct cli_e2b *srv)
+{
+	struct box *dead[MAX_BOXES];
+	int kill[MAX_BOXES];
+	size_t n = 0, k = 0;
+	uint64_t now = e2b_mono_ms();
+
+	pthread_mutex_lock(&srv->mu);
+	while (k < srv->nboxes) {
+		struct box *b = srv->boxes[k];
+
+		if (b->end_mono > now) {
+			k++;
+			continue;
+		}
+		if (e2b_retire_locked(b, &kill[n])) /* moves the last box into slot k */
+			dead[n++] = b;
+	}
+	pthread_mutex_unlock(&srv->mu);
+	for (k = 0; k < n; k++) {
+		if (kill[k])
+			sbx_sandbox_kill(dead[k]->s);
+		e2b_box_unref(dead[k]);
+	}
+}

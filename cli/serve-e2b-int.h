@@ -1,0 +1,237 @@
+/*
+ * cli/serve-e2b-int.h: what the files of the E2B-compatible server of
+ * `sandboxio serve --api e2b` share: its state, and the functions one file
+ * offers the others (named e2b_*; everything else is static). The
+ * interface with the rest of the command (cli/serve.c) is cli/serve-int.h.
+ *
+ * The server gives E2B's REST control plane and envd's process and file
+ * endpoints on one libmicrohttpd listener, backed by the Docker engine
+ * through the public API alone (sbx_sandbox_create/run/close,
+ * write_file/read_file). Wire facts follow E2B's spec, its infra and the JS
+ * SDK (e2b 2.51.0); each route says where it differs. One job a file:
+ *   serve-http.c     the daemon, each request's life (routing, auth, body
+ *                    bounds) and the replies both APIs use
+ *   serve-box.c      the sandboxes ("boxes"): registry, references,
+ *                    retirement, the busy slot, the timeout sweep
+ *   serve-e2b.c      E2B's REST control plane
+ *   serve-e2b-net.c  E2B's network fields as the library's allowlist
+ *   serve-envd.c     envd's routes: health, files, E2B's paths and user
+ *   serve-process.c  envd's process service: the requests
+ *   serve-run.c      envd's process service: a command's run and stream
+ *
+ * Threads: libmicrohttpd runs a thread per connection, so a handler may
+ * block (a create takes a second or two; a stream waits for output), and
+ * each command runs on a worker thread of its own. The state of the server
+ * (the sandboxes, their processes, every queue) is guarded by one mutex,
+ * srv->mu, never held across a library call; a function named *_locked
+ * expects it held. The library's util/ helpers (util/base64.h) are shared
+ * with the command; its other internals are not.
+ */
+#ifndef SBX_CLI_SERVE_E2B_INT_H
+#define SBX_CLI_SERVE_E2B_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include <sandboxio.h>
+
+#define ENVD_PORT 49983
+#define MAX_BOXES 128
+#define REST_BODY_MAX (64u << 10)
+#define START_BODY_MAX ((1u << 20) + 5)
+#define UNARY_BODY_MAX (23u << 20) /* one SendInput of the whole stdin, base64 */
+#define FILE_MAX (64u << 20)
+#define FILE_BODY_MAX (FILE_MAX + (64u << 10))
+#define CHUNK_MAX (32u << 10) /* output per data event, and per write of a stream */
+#define PATH_MAX_LEN 4096
+
+/* ===== State ===== */
+
+/* A Connect frame: flags, uint32 BE length, JSON. */
+struct frame {
+	struct frame *next;
+	size_t len;
+	char data[];
+};
+
+enum cancel_why { CANCEL_NONE = 0, CANCEL_GONE, CANCEL_SIGNAL };
+
+struct box;
+
+/* One Process.Start: its request, its run, and the frames for its client. */
+struct proc {
+	struct proc *next; /* in box->procs while it waits or runs */
+	struct box *box;   /* a reference */
+	int refs;	   /* the worker's and the response's */
+	unsigned pid;
+	char *tag;
+	json_t *config; /* ProcessConfig as given, for List */
+	char **argv, **env;
+	char *cwd;
+	int want_stdin, stdin_closed;
+	char *in;
+	size_t in_len;
+	uint64_t deadline; /* monotonic ms; 0: none given */
+	uint64_t keepalive_ms;
+	int fd; /* the client's socket, to notice it going away */
+	pthread_cond_t cv;
+	struct frame *qh, *qt, *cur;
+	size_t qbytes, cur_off;
+	uint64_t last_sent;
+	int started, run_done, eos, reader_done;
+	enum cancel_why cancel;
+};
+
+struct box {
+	struct cli_e2b *srv;
+	int refs, retired, busy;
+	pthread_cond_t cv; /* busy, stdin and retire changes */
+	sbx_sandbox *s;
+	char id[21];
+	char token[65];
+	int secure;
+	char *template_id;
+	json_t *metadata, *network;
+	int internet; /* allow_internet_access: -1 not given */
+	int64_t started_wall;
+	uint64_t started_mono, end_mono, life_mono; /* ms */
+	uint64_t run_timeout_ms;
+	int64_t cpu_milli, memory, disk;
+	const char *tier;
+	unsigned next_pid;
+	struct proc *procs;
+};
+
+struct cli_e2b {
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* workers and live counts */
+	sbx_backend *b;
+	char *default_image;
+	char *key;
+	size_t key_len;
+	uint64_t max_timeout_s;
+	struct MHD_Daemon *mhd;
+	struct box *boxes[MAX_BOXES];
+	size_t nboxes;
+	int creating, stopping, workers, live;
+};
+
+enum route { R_REST = 1, R_ENVD };
+
+/* One HTTP request, from its headers to its completion. */
+struct req {
+	enum route route;
+	struct box *box; /* envd: a reference */
+	char *body;
+	size_t len, cap, limit, discarded;
+	int too_big, answered;
+};
+
+/* A NewSandbox as parsed (its values point into the request's JSON). */
+struct create_req {
+	const char *template_id;
+	json_int_t timeout;
+	int has_timeout;
+	json_t *metadata, *env;
+	int secure, internet, public_traffic;
+	json_t *allow_out, *deny_out;
+};
+
+/* ===== serve-http.c: requests and replies ===== */
+
+const char *e2b_header(struct MHD_Connection *c, const char *name);
+const char *e2b_query(struct MHD_Connection *c, const char *name);
+/* A JSON string of any bytes (the messages quote untrusted input). */
+json_t *e2b_jtext(const char *s);
+/* Queues r (NULL: MHD_NO) with status and drops the caller's reference. */
+enum MHD_Result e2b_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r);
+struct MHD_Response *e2b_json_response(json_t *j);
+enum MHD_Result e2b_reply_json(struct MHD_Connection *c, unsigned status, json_t *j);
+enum MHD_Result e2b_reply_empty(struct MHD_Connection *c, unsigned status);
+enum MHD_Result __attribute__((format(printf, 3, 4)))
+e2b_rest_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...);
+enum MHD_Result __attribute__((format(printf, 3, 4)))
+e2b_envd_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...);
+enum MHD_Result __attribute__((format(printf, 3, 4)))
+e2b_connect_error(struct MHD_Connection *c, const char *code, const char *fmt, ...);
+struct frame *e2b_frame_raw(int flags, const char *json, size_t n);
+struct frame *e2b_frame_json(int flags, json_t *j);
+struct frame *e2b_frame_eos(const char *code, const char *msg);
+enum MHD_Result e2b_stream_error(struct MHD_Connection *c, const char *code, const char *msg);
+/* Whether v is an object of strings; an array of strings. */
+int e2b_string_map(json_t *v);
+int e2b_string_array(json_t *v);
+
+/* ===== serve-box.c: sandboxes, clocks and ids ===== */
+
+uint64_t e2b_mono_ms(void);
+void e2b_cond_init(pthread_cond_t *cv);
+void e2b_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t until_ms);
+int e2b_random_hex(char *out, size_t bytes);
+struct box *e2b_box_new(struct cli_e2b *srv);
+/* Registers b (mu held) under a fresh id; -1: no free id. */
+int e2b_register_locked(struct cli_e2b *srv, struct box *b);
+void e2b_box_free(struct box *b);
+/* Drops a reference; the last one closes the sandbox (mu not held). */
+void e2b_box_unref(struct box *b);
+/* The box with this id, with a reference for the caller; NULL: none. */
+struct box *e2b_box_get(struct cli_e2b *srv, const char *id);
+/* Takes b out of the registry (mu held); see serve-box.c for *kill and the
+ * reference the caller then drops. */
+int e2b_retire_locked(struct box *b, int *kill);
+void e2b_retire(struct box *b);
+/* The busy slot: taken (0) or the box ended first (-1); given back with
+ * the library's result, which retires a box the library killed. */
+int e2b_box_acquire(struct box *b);
+void e2b_box_release(struct box *b, int rc);
+
+/* ===== serve-e2b.c, serve-e2b-net.c: the REST control plane ===== */
+
+enum MHD_Result e2b_rest(struct cli_e2b *srv,
+			 struct MHD_Connection *c,
+			 struct req *rq,
+			 const char *method,
+			 const char *url);
+/* Appends a name to the list of NewSandbox fields this server cannot honour. */
+void e2b_add_bad(char *bad, size_t size, const char *what);
+/* NewSandbox.network into cr: a wrong type is -1 with err; a field that
+ * cannot be honoured is named in bad. */
+int e2b_parse_network(
+	json_t *net, struct create_req *cr, char *bad, size_t bsize, char *err, size_t esize);
+/* cr's network as p's allowlist, and *echo the network a GET shows; -1 with
+ * err when it cannot be expressed. */
+int e2b_apply_network(
+	const struct create_req *cr, sbx_policy *p, json_t **echo, char *err, size_t esize);
+
+/* ===== serve-envd.c, serve-process.c, serve-run.c: envd ===== */
+
+enum MHD_Result e2b_envd(struct cli_e2b *srv,
+			 struct MHD_Connection *c,
+			 struct req *rq,
+			 const char *method,
+			 const char *url);
+/* E2B's path in the sandbox as a clean absolute path here; -1: unusable. */
+int e2b_map_path(const char *in, char *out, size_t size);
+/* Whether a user name is E2B's default one (or none): the only one here. */
+int e2b_user_ok(const char *name);
+enum MHD_Result e2b_envd_start(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq);
+enum MHD_Result
+e2b_envd_unary(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, const char *method);
+void e2b_proc_free(struct proc *pr);
+void e2b_proc_unref(struct proc *pr);
+/* Queues a frame for the client (mu held); NULL is a no-op. */
+void e2b_push_locked(struct proc *pr, struct frame *f);
+/* Stops a process: a waiting one is dropped, a running one killed. */
+void e2b_cancel_proc(struct proc *pr, enum cancel_why why);
+/* The thread of one process (its argument): waits its turn, runs, frames. */
+void *e2b_worker_main(void *arg);
+/* The content reader and its completion of a Start response (cls: the proc). */
+ssize_t e2b_stream_read(void *cls, uint64_t pos, char *buf, size_t max);
+void e2b_stream_done(void *cls);
+
+#endif

@@ -1,0 +1,549 @@
+/*
+ * cli/serve-http.c: the HTTP side of the E2B-compatible server: the
+ * libmicrohttpd daemon (start and stop) and the life of each request, from
+ * its headers to its completion: routing to the REST control plane or to
+ * envd (an E2b-Sandbox-Id header, or a Host of <port>-<id>.<domain>),
+ * authentication (the API key for REST, a sandbox's access token for
+ * envd, both compared in constant time), and the body, read whole into
+ * memory within the bound of its route (64 KiB REST, 1 MiB Start, 23 MiB
+ * for a unary process call, 64 MiB files); a larger one gets the 413 (or
+ * the route's own error) while the rest of it is read and dropped, up to
+ * a bound. It also holds what both APIs answer with: JSON responses, E2B's,
+ * envd's and Connect's error bodies, the frames of a Connect stream, and
+ * the shape checks their parsers share.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "cli/cli.h"
+#include "cli/serve-e2b-int.h"
+#include "cli/serve-int.h"
+
+/* ===== Small helpers ===== */
+
+/* Compares secrets without an early exit on the first difference. */
+static int ct_equal(const char *a, size_t alen, const char *b, size_t blen)
+{
+	unsigned char d = 0;
+
+	if (alen != blen)
+		return 0;
+	for (size_t k = 0; k < alen; k++)
+		d |= (unsigned char)(a[k] ^ b[k]);
+	return d == 0;
+}
+
+/* A JSON string of any bytes (the messages quote untrusted input). */
+json_t *e2b_jtext(const char *s)
+{
+	json_t *j = cli_json_text(s, strlen(s), NULL);
+
+	return j ? j : json_string("");
+}
+
+const char *e2b_header(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+const char *e2b_query(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* ===== Responses ===== */
+
+enum MHD_Result e2b_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
+{
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* A response holding j (which it takes), as application/json. */
+struct MHD_Response *e2b_json_response(json_t *j)
+{
+	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	struct MHD_Response *r;
+
+	json_decref(j);
+	if (!text)
+		return NULL;
+	r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(text);
+		return NULL;
+	}
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	return r;
+}
+
+enum MHD_Result e2b_reply_json(struct MHD_Connection *c, unsigned status, json_t *j)
+{
+	return e2b_queue(c, status, e2b_json_response(j));
+}
+
+enum MHD_Result e2b_reply_empty(struct MHD_Connection *c, unsigned status)
+{
+	return e2b_queue(c, status,
+			 MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT));
+}
+
+/* E2B's API error: {"code": status, "message": "..."}. */
+enum MHD_Result __attribute__((format(printf, 3, 4)))
+e2b_rest_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return e2b_reply_json(
+		c, status, json_pack("{s:i, s:o}", "code", (int)status, "message", e2b_jtext(msg)));
+}
+
+/* envd's own error: {"message": "...", "code": status}. */
+enum MHD_Result __attribute__((format(printf, 3, 4)))
+e2b_envd_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return e2b_reply_json(
+		c, status, json_pack("{s:o, s:i}", "message", e2b_jtext(msg), "code", (int)status));
+}
+
+/* The HTTP status of a Connect error code (the Connect protocol's table). */
+static unsigned connect_status(const char *code)
+{
+	static const struct {
+		const char *code;
+		unsigned status;
+	} map[] = {{"canceled", 499},
+		   {"invalid_argument", 400},
+		   {"deadline_exceeded", 504},
+		   {"not_found", 404},
+		   {"already_exists", 409},
+		   {"permission_denied", 403},
+		   {"resource_exhausted", 429},
+		   {"failed_precondition", 400},
+		   {"aborted", 409},
+		   {"out_of_range", 400},
+		   {"unimplemented", 501},
+		   {"unavailable", 503},
+		   {"unauthenticated", 401}};
+
+	for (size_t k = 0; k < sizeof(map) / sizeof(map[0]); k++)
+		if (strcmp(map[k].code, code) == 0)
+			return map[k].status;
+	return 500;
+}
+
+/* A unary Connect error: non-200 with {"code": "...", "message": "..."}. */
+enum MHD_Result __attribute__((format(printf, 3, 4)))
+e2b_connect_error(struct MHD_Connection *c, const char *code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return e2b_reply_json(c, connect_status(code),
+			      json_pack("{s:s, s:o}", "code", code, "message", e2b_jtext(msg)));
+}
+
+/* ===== Frames of a Connect stream: flags, uint32 BE length, JSON ===== */
+
+struct frame *e2b_frame_raw(int flags, const char *json, size_t n)
+{
+	struct frame *f = malloc(sizeof(*f) + 5 + n);
+
+	if (!f)
+		return NULL;
+	f->next = NULL;
+	f->len = 5 + n;
+	f->data[0] = (char)flags;
+	f->data[1] = (char)(n >> 24 & 0xff);
+	f->data[2] = (char)(n >> 16 & 0xff);
+	f->data[3] = (char)(n >> 8 & 0xff);
+	f->data[4] = (char)(n & 0xff);
+	memcpy(f->data + 5, json, n);
+	return f;
+}
+
+/* A frame of j, which it takes. */
+struct frame *e2b_frame_json(int flags, json_t *j)
+{
+	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	struct frame *f;
+
+	json_decref(j);
+	if (!text)
+		return NULL;
+	f = e2b_frame_raw(flags, text, strlen(text));
+	free(text);
+	return f;
+}
+
+/* The end-of-stream frame: {} or {"error": {"code", "message"}}. */
+struct frame *e2b_frame_eos(const char *code, const char *msg)
+{
+	if (!code)
+		return e2b_frame_raw(2, "{}", 2);
+	return e2b_frame_json(
+		2, json_pack("{s:{s:s, s:o}}", "error", "code", code, "message", e2b_jtext(msg)));
+}
+
+/* A response that is only the end-of-stream frame: how a streaming call
+ * fails (HTTP 200, the error in the frame). */
+enum MHD_Result e2b_stream_error(struct MHD_Connection *c, const char *code, const char *msg)
+{
+	struct frame *f = e2b_frame_eos(code, msg);
+	struct MHD_Response *r;
+
+	if (!f)
+		return MHD_NO;
+	r = MHD_create_response_from_buffer(f->len, f->data, MHD_RESPMEM_MUST_COPY);
+	free(f);
+	if (r)
+		MHD_add_response_header(r, "Content-Type", "application/connect+json");
+	return e2b_queue(c, 200, r);
+}
+
+/* ===== JSON shapes both APIs check ===== */
+
+int e2b_string_map(json_t *v)
+{
+	const char *k;
+	json_t *x;
+
+	if (!json_is_object(v))
+		return 0;
+	json_object_foreach(v, k, x)
+	{
+		(void)k;
+		if (!json_is_string(x))
+			return 0;
+	}
+	return 1;
+}
+
+int e2b_string_array(json_t *v)
+{
+	size_t k;
+	json_t *x;
+
+	if (!json_is_array(v))
+		return 0;
+	json_array_foreach(v, k, x)
+	{
+		if (!json_is_string(x))
+			return 0;
+	}
+	return 1;
+}
+
+/* ===== Requests ===== */
+
+/* The sandbox an envd request is for: the E2b-Sandbox-Id header, or a
+ * Host of the form <port>-<id>.<domain>. Returns 1 for envd. */
+static int envd_target(struct MHD_Connection *c, char *id, size_t size, unsigned *port)
+{
+	const char *h = e2b_header(c, "E2b-Sandbox-Id"), *ph = e2b_header(c, "E2b-Sandbox-Port");
+	const char *dash, *dot;
+
+	*port = ENVD_PORT;
+	if (h) {
+		snprintf(id, size, "%s", h);
+		if (ph)
+			*port = (unsigned)strtoul(ph, NULL, 10);
+		return 1;
+	}
+	h = e2b_header(c, "Host");
+	if (!h)
+		return 0;
+	dash = strchr(h, '-');
+	dot = strchr(h, '.');
+	if (!dash || !dot || dash > dot || dash == h)
+		return 0;
+	for (const char *p = h; p < dash; p++)
+		if (*p < '0' || *p > '9')
+			return 0;
+	*port = (unsigned)strtoul(h, NULL, 10);
+	{
+		const char *idend = memchr(dash + 1, '-', (size_t)(dot - dash - 1));
+		size_t n = (size_t)((idend ? idend : dot) - dash - 1);
+
+		if (n >= size)
+			n = size - 1;
+		memcpy(id, dash + 1, n);
+		id[n] = '\0';
+	}
+	return 1;
+}
+
+static enum MHD_Result sandbox_not_found(struct MHD_Connection *c, const char *id)
+{
+	char safe[65];
+	size_t k;
+
+	for (k = 0; id[k] && k < 64; k++)
+		safe[k] = (id[k] >= 'a' && id[k] <= 'z') || (id[k] >= '0' && id[k] <= '9') ? id[k]
+											   : '?';
+	safe[k] = '\0';
+	return e2b_reply_json(c, 502,
+			      json_pack("{s:s, s:s, s:i}", "sandboxId", safe, "message",
+					"The sandbox was not found", "code", 502));
+}
+
+static size_t envd_limit(const char *url)
+{
+	if (strcmp(url, "/files") == 0)
+		return FILE_BODY_MAX;
+	if (strcmp(url, "/process.Process/Start") == 0)
+		return START_BODY_MAX;
+	if (strncmp(url, "/process.Process/", 17) == 0)
+		return UNARY_BODY_MAX;
+	return REST_BODY_MAX;
+}
+
+static enum MHD_Result too_big(struct MHD_Connection *c, struct req *rq, const char *url)
+{
+	if (rq->route == R_REST)
+		return e2b_rest_error(c, 413, "Request body larger than %zu bytes", rq->limit);
+	if (strcmp(url, "/process.Process/Start") == 0)
+		return e2b_stream_error(c, "resource_exhausted",
+					"the request is larger than 1 MiB");
+	if (strcmp(url, "/files") == 0)
+		return e2b_envd_error(c, 413, "the upload is larger than 64 MiB");
+	return e2b_connect_error(c, "resource_exhausted", "the request is larger than %zu bytes",
+				 rq->limit);
+}
+
+/* The headers are in: route, authenticate, bound the body. */
+static enum MHD_Result
+first_call(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, const char *url)
+{
+	const char *cl = e2b_header(c, "Content-Length");
+	char id[72];
+	unsigned port;
+
+	if (envd_target(c, id, sizeof(id), &port)) {
+		const char *tok;
+
+		rq->route = R_ENVD;
+		rq->box = e2b_box_get(srv, id);
+		rq->answered = 1;
+		if (!rq->box)
+			return sandbox_not_found(c, id);
+		if (port != ENVD_PORT)
+			return e2b_reply_json(
+				c, 502,
+				json_pack("{s:s, s:s, s:i, s:i}", "sandboxId", rq->box->id,
+					  "message", "The sandbox is running but port is not open",
+					  "port", (int)port, "code", 502));
+		tok = e2b_header(c, "X-Access-Token");
+		if (strcmp(url, "/health") != 0 && rq->box->secure &&
+		    !(tok && ct_equal(tok, strlen(tok), rq->box->token, strlen(rq->box->token))))
+			return e2b_envd_error(c, 401,
+					      "unauthorized access, please provide a valid access "
+					      "token or method signing if supported");
+		rq->answered = 0;
+		rq->limit = envd_limit(url);
+	} else {
+		const char *key = e2b_header(c, "X-API-Key");
+
+		rq->route = R_REST;
+		rq->limit = REST_BODY_MAX;
+		if (!key) {
+			rq->answered = 1;
+			return e2b_rest_error(c, 401,
+					      "Invalid API key: send it in the X-API-Key header");
+		}
+		if (!ct_equal(key, strlen(key), srv->key, srv->key_len)) {
+			rq->answered = 1;
+			return e2b_rest_error(c, 401, "Invalid API key");
+		}
+	}
+	if (cl && strtoull(cl, NULL, 10) > rq->limit) {
+		rq->answered = 1;
+		return too_big(c, rq, url);
+	}
+	return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls,
+				  struct MHD_Connection *c,
+				  const char *url,
+				  const char *method,
+				  const char *version,
+				  const char *upload_data,
+				  size_t *upload_size,
+				  void **con_cls)
+{
+	struct cli_e2b *srv = cls;
+	struct req *rq = *con_cls;
+
+	(void)version;
+	if (!rq) {
+		rq = calloc(1, sizeof(*rq));
+		if (!rq)
+			return MHD_NO;
+		*con_cls = rq;
+		return first_call(srv, c, rq, url);
+	}
+	if (*upload_size) {
+		size_t n = *upload_size;
+
+		*upload_size = 0;
+		if (rq->answered)
+			return MHD_YES;
+		if (rq->too_big || n > rq->limit - rq->len) {
+			/* Keep reading (so the 413 reaches the client) up to a bound. */
+			rq->too_big = 1;
+			rq->discarded += n;
+			return rq->discarded > 4 * rq->limit + (1u << 20) ? MHD_NO : MHD_YES;
+		}
+		if (rq->len + n > rq->cap) {
+			size_t cap = rq->cap ? rq->cap : 4096;
+			char *grown;
+
+			while (cap < rq->len + n)
+				cap *= 2;
+			if (cap > rq->limit)
+				cap = rq->limit;
+			grown = realloc(rq->body, cap);
+			if (!grown)
+				return MHD_NO;
+			rq->body = grown;
+			rq->cap = cap;
+		}
+		memcpy(rq->body + rq->len, upload_data, n);
+		rq->len += n;
+		return MHD_YES;
+	}
+	if (rq->answered)
+		return MHD_YES;
+	rq->answered = 1;
+	if (rq->too_big)
+		return too_big(c, rq, url);
+	if (rq->route == R_ENVD)
+		return e2b_envd(srv, c, rq, method, url);
+	return e2b_rest(srv, c, rq, method, url);
+}
+
+static void on_completed(void *cls,
+			 struct MHD_Connection *c,
+			 void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct req *rq = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (!rq)
+		return;
+	if (rq->box)
+		e2b_box_unref(rq->box);
+	if (rq->body)
+		explicit_bzero(rq->body, rq->len);
+	free(rq->body);
+	free(rq);
+	*con_cls = NULL;
+}
+
+/* ===== The server ===== */
+
+int cli_e2b_start(struct cli_e2b **out, const struct cli_e2b_config *c, char *err, size_t errlen)
+{
+	struct cli_e2b *srv = calloc(1, sizeof(*srv));
+
+	if (!srv) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	pthread_mutex_init(&srv->mu, NULL);
+	e2b_cond_init(&srv->cv);
+	srv->b = c->backend;
+	srv->max_timeout_s = c->max_timeout_s;
+	srv->default_image = strdup(c->default_image);
+	srv->key = strdup(c->api_key);
+	if (!srv->default_image || !srv->key) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	srv->key_len = strlen(srv->key);
+	srv->mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
+					    (c->ipv6 ? MHD_USE_IPv6 : 0),
+				    0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET,
+				    c->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+				    MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
+				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)640, MHD_OPTION_END);
+	if (!srv->mhd) {
+		snprintf(err, errlen, "libmicrohttpd could not start serving");
+		goto fail;
+	}
+	*out = srv;
+	return 0;
+fail:
+	if (srv->key)
+		explicit_bzero(srv->key, strlen(srv->key));
+	free(srv->key);
+	free(srv->default_image);
+	pthread_cond_destroy(&srv->cv);
+	pthread_mutex_destroy(&srv->mu);
+	free(srv);
+	return -1;
+}
+
+void cli_e2b_stop(struct cli_e2b *srv)
+{
+	struct box *all[MAX_BOXES];
+	int kill[MAX_BOXES];
+	size_t n = 0;
+
+	if (!srv)
+		return;
+	pthread_mutex_lock(&srv->mu);
+	srv->stopping = 1;
+	while (srv->nboxes) {
+		struct box *b = srv->boxes[0];
+
+		if (e2b_retire_locked(b, &kill[n]))
+			all[n++] = b;
+	}
+	pthread_mutex_unlock(&srv->mu);
+	for (size_t k = 0; k < n; k++) {
+		if (kill[k])
+			sbx_sandbox_kill(all[k]->s);
+		e2b_box_unref(all[k]);
+	}
+	/* Joins every connection thread: their streams end as their runs do. */
+	MHD_stop_daemon(srv->mhd);
+	pthread_mutex_lock(&srv->mu);
+	while (srv->workers > 0 || srv->live > 0)
+		pthread_cond_wait(&srv->cv, &srv->mu);
+	pthread_mutex_unlock(&srv->mu);
+	explicit_bzero(srv->key, srv->key_len);
+	free(srv->key);
+	free(srv->default_image);
+	pthread_cond_destroy(&srv->cv);
+	pthread_mutex_destroy(&srv->mu);
+	free(srv);
+}

@@ -1,0 +1,540 @@
+/*
+ * cli/serve-run.c: one command of envd's process service on the
+ * E2B-compatible server, from its run to the end of its stream: the worker
+ * thread that waits for the box's busy slot and runs the command, the
+ * output callback that frames each chunk (at most 32 KiB, base64, as envd
+ * does) into the process's queue, the end event in envd's words, and
+ * libmicrohttpd's content reader that drains the queue into the Start
+ * response (chunked encoding).
+ *
+ * The queue is bounded: a full one blocks the run, so a slow client holds
+ * the command back rather than the server's memory growing. The reader
+ * sends envd's keepalive after Keepalive-Ping-Interval idle seconds and
+ * notices a client that went away even while the command is silent;
+ * stopping a running command (SendSignal, or a client gone before its
+ * deadline) kills it, and on this backend the whole sandbox with it. Base64
+ * is util/base64.h's: the CLI may call the library's util/ helpers, which
+ * are shared, but never its internals.
+ */
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "cli/serve-e2b-int.h"
+#include "util/base64.h"
+
+#define QUEUE_MAX (1u << 20)
+#define DEADLINE_GRACE_MS 1000
+
+/* ===== A process and its queue of frames ===== */
+
+void e2b_proc_free(struct proc *pr)
+{
+	struct frame *f, *next;
+
+	for (f = pr->qh; f; f = next) {
+		next = f->next;
+		free(f);
+	}
+	free(pr->cur);
+	for (char **a = pr->argv; a && *a; a++)
+		free(*a);
+	free(pr->argv);
+	for (char **e = pr->env; e && *e; e++) {
+		explicit_bzero(*e, strlen(*e));
+		free(*e);
+	}
+	free(pr->env);
+	free(pr->cwd);
+	free(pr->tag);
+	json_decref(pr->config);
+	if (pr->in)
+		explicit_bzero(pr->in, pr->in_len);
+	free(pr->in);
+	pthread_cond_destroy(&pr->cv);
+	if (pr->box)
+		e2b_box_unref(pr->box);
+	free(pr);
+}
+
+void e2b_proc_unref(struct proc *pr)
+{
+	struct cli_e2b *srv = pr->box->srv;
+	int last;
+
+	pthread_mutex_lock(&srv->mu);
+	last = --pr->refs == 0;
+	pthread_mutex_unlock(&srv->mu);
+	if (last)
+		e2b_proc_free(pr);
+}
+
+/* Queues a frame (mu held); a frame nobody will read is dropped. */
+void e2b_push_locked(struct proc *pr, struct frame *f)
+{
+	if (!f)
+		return;
+	if (pr->reader_done) {
+		free(f);
+		return;
+	}
+	if (pr->qt)
+		pr->qt->next = f;
+	else
+		pr->qh = f;
+	pr->qt = f;
+	pr->qbytes += f->len;
+	pthread_cond_broadcast(&pr->cv);
+}
+
+/*
+ * Stops a process: one that waits is dropped before it runs; a running one
+ * is ended with sbx_sandbox_kill(), which ends its sandbox too (Docker
+ * cannot kill one exec), so the box is retired. A client that goes away at
+ * its own deadline (the one the run has too) cancels nothing: the run ends
+ * by that deadline, and the sandbox lives on.
+ */
+void e2b_cancel_proc(struct proc *pr, enum cancel_why why)
+{
+	struct box *b = pr->box;
+	struct cli_e2b *srv = b->srv;
+	int kill = 0, drop = 0, busy_kill = 0;
+
+	pthread_mutex_lock(&srv->mu);
+	if (pr->cancel == CANCEL_NONE && !pr->run_done &&
+	    !(why == CANCEL_GONE && pr->deadline &&
+	      e2b_mono_ms() + DEADLINE_GRACE_MS >= pr->deadline)) {
+		pr->cancel = why;
+		if (pr->started) {
+			kill = 1;
+			drop = e2b_retire_locked(b, &busy_kill);
+		}
+	}
+	pthread_cond_broadcast(&pr->cv);
+	pthread_cond_broadcast(&b->cv);
+	pthread_mutex_unlock(&srv->mu);
+	if (kill)
+		sbx_sandbox_kill(b->s);
+	if (drop)
+		e2b_box_unref(b);
+}
+
+/* ===== The events of a run ===== */
+
+/* {"event":{"data":{"stdout":"<base64>"}}}, built directly: base64 needs
+ * no escaping, and this is the hot path of a chatty command. */
+static struct frame *frame_data(const char *stream, const char *data, size_t n)
+{
+	static const char pre[] = "{\"event\":{\"data\":{\"";
+	static const char mid[] = "\":\"";
+	static const char post[] = "\"}}}";
+	size_t json_len = strlen(pre) + strlen(stream) + strlen(mid) + sbx__base64_encoded_len(n) +
+			  strlen(post);
+	struct frame *f = malloc(sizeof(*f) + 5 + json_len);
+	char *p;
+
+	if (!f)
+		return NULL;
+	f->next = NULL;
+	f->len = 5 + json_len;
+	f->data[0] = 0;
+	f->data[1] = (char)(json_len >> 24 & 0xff);
+	f->data[2] = (char)(json_len >> 16 & 0xff);
+	f->data[3] = (char)(json_len >> 8 & 0xff);
+	f->data[4] = (char)(json_len & 0xff);
+	p = f->data + 5;
+	p = stpcpy(p, pre);
+	p = stpcpy(p, stream);
+	p = stpcpy(p, mid);
+	p += sbx__base64_encode(p, data, n); /* its NUL is overwritten by post */
+	memcpy(p, post, strlen(post));
+	return f;
+}
+
+static int on_output(int stream, const char *data, size_t len, void *payload)
+{
+	struct proc *pr = payload;
+	struct cli_e2b *srv = pr->box->srv;
+	const char *name = stream == SBX_STREAM_STDERR ? "stderr" : "stdout";
+	int stop = 0;
+
+	while (len && !stop) {
+		size_t n = len < CHUNK_MAX ? len : CHUNK_MAX;
+		struct frame *f = frame_data(name, data, n);
+
+		pthread_mutex_lock(&srv->mu);
+		if (!f)
+			pr->cancel = CANCEL_GONE; /* no memory: fail closed */
+		e2b_push_locked(pr, f);
+		while (pr->qbytes > QUEUE_MAX && !pr->cancel && !pr->reader_done &&
+		       !pr->box->retired)
+			pthread_cond_wait(&pr->cv, &srv->mu);
+		stop = pr->cancel != CANCEL_NONE;
+		pthread_mutex_unlock(&srv->mu);
+		data += n;
+		len -= n;
+	}
+	return stop;
+}
+
+/* Go's names of the signals (os.ProcessState says "signal: killed"). */
+static const char *signal_word(int sig)
+{
+	static const char *const names[] = {[1] = "hangup",
+					    [2] = "interrupt",
+					    [3] = "quit",
+					    [4] = "illegal instruction",
+					    [5] = "trace/breakpoint trap",
+					    [6] = "aborted",
+					    [7] = "bus error",
+					    [8] = "floating point exception",
+					    [9] = "killed",
+					    [10] = "user defined signal 1",
+					    [11] = "segmentation fault",
+					    [12] = "user defined signal 2",
+					    [13] = "broken pipe",
+					    [14] = "alarm clock",
+					    [15] = "terminated",
+					    [24] = "CPU time limit exceeded",
+					    [25] = "file size limit exceeded",
+					    [31] = "bad system call"};
+
+	if (sig > 0 && (size_t)sig < sizeof(names) / sizeof(names[0]) && names[sig])
+		return names[sig];
+	return NULL;
+}
+
+/* {"event":{"end":{...}}} with protojson's zero values omitted. */
+static struct frame *frame_end(int exit_code, int exited, const char *status, int with_error)
+{
+	json_t *end = json_object();
+
+	if (exit_code)
+		json_object_set_new(end, "exitCode", json_integer(exit_code));
+	if (exited)
+		json_object_set_new(end, "exited", json_true());
+	json_object_set_new(end, "status", json_string(status));
+	if (with_error)
+		json_object_set_new(end, "error", json_string(status));
+	return e2b_frame_json(0, json_pack("{s:{s:o}}", "event", "end", end));
+}
+
+static struct frame *frame_killed(void)
+{
+	return frame_end(-1, 0, "signal: killed", 1);
+}
+
+/* The end event of a run that returned a result. */
+static struct frame *frame_result(const sbx_result *r)
+{
+	char status[64];
+	const char *w;
+	int sig;
+
+	switch (r->status) {
+	case SBX_RUN_EXITED:
+	case SBX_RUN_ERROR:
+		snprintf(status, sizeof(status), "exit status %d", r->exit_code);
+		return frame_end(r->exit_code, 1, status, r->exit_code != 0);
+	case SBX_RUN_KILLED:
+	case SBX_RUN_OOM:
+		sig = r->status == SBX_RUN_OOM || !r->term_signal ? 9 : r->term_signal;
+		w = signal_word(sig);
+		if (w)
+			snprintf(status, sizeof(status), "signal: %s", w);
+		else
+			snprintf(status, sizeof(status), "signal: signal %d", sig);
+		return frame_end(-1, 0, status, 1);
+	case SBX_RUN_TIMEOUT:
+		return frame_killed();
+	}
+	return frame_killed();
+}
+
+static const char *connect_code(int rc)
+{
+	switch (rc) {
+	case SBX_EINVALID:
+		return "invalid_argument";
+	case SBX_ETIMEOUT:
+		return "deadline_exceeded";
+	case SBX_EUNAVAILABLE:
+		return "unavailable";
+	case SBX_ECANCELED:
+		return "canceled";
+	case SBX_ETOOBIG:
+		return "resource_exhausted";
+	default:
+		return "internal";
+	}
+}
+
+/* ===== The worker ===== */
+
+enum fate { F_RUN, F_CANCELED, F_GONE, F_DEADLINE };
+
+enum limit_by { BY_POLICY, BY_LIFE, BY_CLIENT };
+
+void *e2b_worker_main(void *arg)
+{
+	struct proc *pr = arg;
+	struct box *b = pr->box;
+	struct cli_e2b *srv = b->srv;
+	sbx_run_options ro = SBX_RUN_OPTIONS_INIT;
+	enum limit_by by = BY_POLICY;
+	sbx_result *r = NULL;
+	enum fate fate;
+	char msg[1024] = "";
+	uint64_t now, t = 0;
+	int rc = 0, drop = 0, kill = 0;
+
+	pthread_mutex_lock(&srv->mu);
+	for (;;) {
+		uint64_t until;
+
+		now = e2b_mono_ms();
+		if (pr->cancel) {
+			fate = F_CANCELED;
+			break;
+		}
+		if (b->retired || srv->stopping) {
+			fate = F_GONE;
+			break;
+		}
+		if (pr->deadline && now >= pr->deadline) {
+			fate = F_DEADLINE;
+			break;
+		}
+		if ((!pr->want_stdin || pr->stdin_closed) && !b->busy) {
+			fate = F_RUN;
+			break;
+		}
+		until = now + 1000;
+		if (pr->deadline && pr->deadline < until)
+			until = pr->deadline;
+		e2b_wait_until(&b->cv, &srv->mu, until);
+	}
+	if (fate == F_RUN) {
+		b->busy = 1;
+		pr->started = 1;
+		t = b->run_timeout_ms;
+		if (b->end_mono <= now) {
+			t = 0;
+			by = BY_LIFE;
+		} else if (b->end_mono - now < t) {
+			t = b->end_mono - now;
+			by = BY_LIFE;
+		}
+		if (pr->deadline && pr->deadline - now <= t) {
+			t = pr->deadline - now;
+			by = BY_CLIENT;
+		}
+	}
+	pthread_mutex_unlock(&srv->mu);
+
+	if (fate == F_RUN && t > 0) {
+		ro.env = (const char *const *)pr->env;
+		ro.workdir = pr->cwd;
+		ro.stdin_data = pr->in;
+		ro.stdin_len = pr->in_len;
+		ro.timeout_ms = t;
+		ro.on_output = on_output;
+		ro.payload = pr;
+		rc = sbx_sandbox_run(&r, b->s, (const char *const *)pr->argv, &ro);
+		if (rc < 0)
+			snprintf(msg, sizeof(msg), "%s", sbx_error_last()->message);
+	}
+
+	pthread_mutex_lock(&srv->mu);
+	if (fate == F_RUN) {
+		b->busy = 0;
+		pr->run_done = 1;
+		pthread_cond_broadcast(&b->cv);
+	}
+	for (struct proc **pp = &b->procs; *pp; pp = &(*pp)->next)
+		if (*pp == pr) {
+			*pp = pr->next;
+			break;
+		}
+	switch (fate) {
+	case F_CANCELED:
+		if (pr->cancel == CANCEL_SIGNAL) {
+			e2b_push_locked(pr, frame_killed());
+			e2b_push_locked(pr, e2b_frame_eos(NULL, NULL));
+		}
+		break;
+	case F_GONE:
+		e2b_push_locked(pr, e2b_frame_eos("unavailable",
+						  srv->stopping ? "the server is shutting down"
+								: "The sandbox was not found"));
+		break;
+	case F_DEADLINE:
+		e2b_push_locked(
+			pr,
+			e2b_frame_eos("deadline_exceeded",
+				      pr->want_stdin && !pr->stdin_closed
+					      ? "the deadline passed before stdin was closed"
+					      : "the deadline passed while an earlier command of "
+						"the sandbox was running"));
+		break;
+	case F_RUN:
+		if (t == 0) {
+			e2b_push_locked(
+				pr,
+				e2b_frame_eos(by == BY_CLIENT ? "deadline_exceeded" : "unavailable",
+					      by == BY_CLIENT ? "the deadline has passed"
+							      : "The sandbox was not found"));
+		} else if (rc < 0) {
+			if (pr->cancel == CANCEL_SIGNAL) {
+				e2b_push_locked(pr, frame_killed());
+				e2b_push_locked(pr, e2b_frame_eos(NULL, NULL));
+			} else if (b->retired) {
+				e2b_push_locked(pr, frame_killed());
+				e2b_push_locked(
+					pr, e2b_frame_eos("unavailable",
+							  "The sandbox was killed or reached its "
+							  "end of life while the command ran"));
+			} else {
+				e2b_push_locked(pr, e2b_frame_eos(connect_code(rc), msg));
+			}
+			/* The library killed the sandbox to end the run. */
+			if (rc == SBX_ECANCELED || rc == SBX_ETIMEOUT)
+				drop = e2b_retire_locked(b, &kill);
+		} else {
+			e2b_push_locked(pr, frame_result(r));
+			if (r->status != SBX_RUN_TIMEOUT)
+				e2b_push_locked(pr, e2b_frame_eos(NULL, NULL));
+			else if (by == BY_LIFE)
+				e2b_push_locked(pr,
+						e2b_frame_eos("unavailable",
+							      "the sandbox reached its end of life "
+							      "(timeout) while the command ran"));
+			else
+				e2b_push_locked(pr,
+						e2b_frame_eos("deadline_exceeded",
+							      "the command's deadline passed; its "
+							      "processes were killed"));
+		}
+		break;
+	}
+	pr->eos = 1;
+	pthread_cond_broadcast(&pr->cv);
+	pthread_mutex_unlock(&srv->mu);
+	sbx_result_free(r);
+	if (drop)
+		e2b_box_unref(b);
+	e2b_proc_unref(pr);
+	pthread_mutex_lock(&srv->mu);
+	srv->workers--;
+	pthread_cond_broadcast(&srv->cv);
+	pthread_mutex_unlock(&srv->mu);
+	return NULL;
+}
+
+/* ===== The response stream ===== */
+
+/*
+ * Whether the client's side of the socket looks closed: 2 when it surely
+ * is (an error or hang-up), 1 when it stopped sending (FIN), which is also
+ * what a client that half-closes after its request looks like.
+ */
+static int client_gone(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+
+	if (fd < 0 || poll(&p, 1, 0) <= 0)
+		return 0;
+	if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+		return 2;
+	return (p.revents & POLLRDHUP) ? 1 : 0;
+}
+
+/*
+ * libmicrohttpd's content reader of a Start response (its connection's
+ * thread): hands out the queued frames, waits for more, and sends envd's
+ * keepalive after the idle interval. While nothing is queued it looks at
+ * the socket each second: a client that hung up ends the response; one
+ * that only stopped sending gets a keepalive, whose write fails (and ends
+ * the response) if nobody is there any more.
+ */
+ssize_t e2b_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	static const char keepalive[] = "{\"event\":{\"keepalive\":{}}}";
+	struct proc *pr = cls;
+	struct cli_e2b *srv = pr->box->srv;
+
+	(void)pos;
+	pthread_mutex_lock(&srv->mu);
+	for (;;) {
+		uint64_t now, until;
+		int gone;
+
+		if (!pr->cur && pr->qh) {
+			pr->cur = pr->qh;
+			pr->qh = pr->qh->next;
+			if (!pr->qh)
+				pr->qt = NULL;
+			pr->cur_off = 0;
+		}
+		if (pr->cur) {
+			size_t left = pr->cur->len - pr->cur_off, k = left < max ? left : max;
+
+			memcpy(buf, pr->cur->data + pr->cur_off, k);
+			pr->cur_off += k;
+			if (pr->cur_off == pr->cur->len) {
+				pr->qbytes -= pr->cur->len;
+				free(pr->cur);
+				pr->cur = NULL;
+				pthread_cond_broadcast(&pr->cv);
+			}
+			pr->last_sent = e2b_mono_ms();
+			pthread_mutex_unlock(&srv->mu);
+			return (ssize_t)k;
+		}
+		if (pr->eos) {
+			pthread_mutex_unlock(&srv->mu);
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		}
+		now = e2b_mono_ms();
+		if (now >= pr->last_sent + pr->keepalive_ms) {
+			e2b_push_locked(pr, e2b_frame_raw(0, keepalive, sizeof(keepalive) - 1));
+			pr->last_sent = now;
+			continue;
+		}
+		until = now + 1000;
+		if (pr->last_sent + pr->keepalive_ms < until)
+			until = pr->last_sent + pr->keepalive_ms;
+		e2b_wait_until(&pr->cv, &srv->mu, until);
+		if (pr->qh || pr->eos)
+			continue;
+		gone = client_gone(pr->fd);
+		if (gone == 2) {
+			pthread_mutex_unlock(&srv->mu);
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		}
+		if (gone == 1)
+			e2b_push_locked(pr, e2b_frame_raw(0, keepalive, sizeof(keepalive) - 1));
+	}
+}
+
+/* The response is done with (sent, failed or the client gone). */
+void e2b_stream_done(void *cls)
+{
+	struct proc *pr = cls;
+	struct cli_e2b *srv = pr->box->srv;
+	int gone;
+
+	pthread_mutex_lock(&srv->mu);
+	pr->reader_done = 1;
+	gone = !pr->eos;
+	pthread_cond_broadcast(&pr->cv);
+	pthread_mutex_unlock(&srv->mu);
+	if (gone)
+		e2b_cancel_proc(pr, CANCEL_GONE);
+	e2b_proc_unref(pr);
+}
