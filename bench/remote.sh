@@ -10,7 +10,7 @@
 #       true, terminate), both through tests/fakes/modal/run-double
 # Whole-process timings (hyperfine), $RUNS each; prints medians and the ratio
 # sandboxio / SDK. Needs root (the servers' default network), node and
-# tests/sdk/node_modules (npm ci in tests/sdk).
+# tests/sdk/node_modules (npm install --no-save in tests/sdk).
 set -eu
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-10}

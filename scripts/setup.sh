@@ -51,5 +51,8 @@ if [ ! -d tests/sdk/node_modules/modal ] || [ ! -d tests/sdk/node_modules/e2b ];
 	if ! command -v npm >/dev/null 2>&1; then
 		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm
 	fi
-	(cd tests/sdk && npm ci --no-audit --no-fund)
+	# npm install from the lock file, not npm ci: npm ci refuses this lock
+	# file because it lists cbor-extract's optional per-platform packages
+	# without their entries.
+	(cd tests/sdk && npm install --no-audit --no-fund --no-save)
 fi

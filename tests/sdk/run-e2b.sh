@@ -8,7 +8,7 @@
 # the server and E2B_API_KEY from the key file (and no E2B_DEBUG or
 # E2B_DOMAIN), stops the server with SIGTERM, and checks with `$SBX_CLI ls
 # --json` that no sandbox of this run's tenant is left. Needs dockerd, node
-# and tests/sdk/node_modules (`npm ci` in tests/sdk when it is missing).
+# and tests/sdk/node_modules (`npm install --no-save` in tests/sdk when it is missing).
 # Exits non-zero when anything failed.
 set -u
 
@@ -32,8 +32,8 @@ cleanup() {
 trap cleanup EXIT
 
 if [ ! -d "$here/node_modules/e2b" ]; then
-	(cd "$here" && npm ci --no-audit --no-fund) || {
-		echo "FAIL npm ci in $here"
+	(cd "$here" && npm install --no-audit --no-fund --no-save) || {
+		echo "FAIL npm install in $here"
 		exit 1
 	}
 fi

@@ -6,7 +6,7 @@
 # runs tests/sdk/modal.mjs against it (node, SDK pinned in package.json), stops
 # the double with SIGTERM, and checks that it exited 0, logged no traceback,
 # and left no sandbox of its tenant (sandboxio ls --json). Needs dockerd, the
-# image sandboxio/python:3.11, node and `npm ci` in tests/sdk. Takes SBX_CLI
+# image sandboxio/python:3.11, node and `npm install --no-save` in tests/sdk. Takes SBX_CLI
 # and SANDBOXIO_INIT from the environment (default: this tree's build/).
 set -u
 
@@ -17,7 +17,7 @@ if [ -z "${SANDBOXIO_INIT:-}" ] && [ -x "$root/build/sbx-init" ]; then
 	export SANDBOXIO_INIT=$root/build/sbx-init
 fi
 if [ ! -d "$here/node_modules/modal" ]; then
-	echo "run-modal.sh: $here/node_modules/modal is missing: run 'npm ci' in tests/sdk (scripts/setup.sh does)" >&2
+	echo "run-modal.sh: $here/node_modules/modal is missing: run 'npm install --no-save' in tests/sdk (scripts/setup.sh does)" >&2
 	exit 1
 fi
 tenant=modal-sdk-$$
