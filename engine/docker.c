@@ -445,10 +445,21 @@ int sbx__docker_remove(struct docker *d, const char *id)
 
 	snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
 	rc = sbx__docker_call(d, "DELETE", path, NULL, 0, &status, NULL);
-	/* Gone already (AutoRemove at the init's deadline) or being removed: done. */
-	if (rc == SBX_ENOTFOUND || (rc < 0 && status == 409)) {
+	if (rc == SBX_ENOTFOUND) { /* gone already (AutoRemove at the init's deadline) */
 		sbx__error_clear();
 		return 0;
+	}
+	if (rc < 0 && status == 409) {
+		/* Being removed by someone else (AutoRemove after a kill): the
+		 * container still exists until the Engine is done, so wait for
+		 * that before saying it is gone. 404 here means it already is. */
+		sbx__error_clear();
+		snprintf(path, sizeof(path), "/containers/%s/wait?condition=removed", id);
+		rc = sbx__docker_call(d, "POST", path, NULL, 0, &status, NULL);
+		if (rc == SBX_ENOTFOUND) {
+			sbx__error_clear();
+			return 0;
+		}
 	}
 	return rc;
 }
