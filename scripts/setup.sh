@@ -5,11 +5,21 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-PKGS="build-essential pkg-config clang-format libcurl4-openssl-dev libjansson-dev
-libcmocka-dev libmicrohttpd-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler
+# Every package that the build, a test, a fake, an SDK proof or a benchmark
+# uses, named here because --no-install-recommends brings nothing else:
+# libprotobuf-dev has the well-known .proto files (google/protobuf/empty.proto)
+# that the Modal double compiles; git lists the files for the format check;
+# hyperfine and crun are the benchmarks' peers; stress-ng loads the CPUs for
+# the README's run under load. Node.js and npm (for the official SDKs) are
+# installed below only when missing, since a Node.js from elsewhere may
+# already provide npm.
+PKGS="build-essential pkg-config git ca-certificates clang-format
+libcurl4-openssl-dev libjansson-dev libcmocka-dev libmicrohttpd-dev libnghttp2-dev
+libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler
 libnl-3-dev libnl-route-3-dev libnftables-dev libseccomp-dev libcap-dev
-docker.io mmdebstrap iproute2 nftables python3 python3-docker curl
-python3-grpcio python3-protobuf protobuf-compiler"
+docker.io mmdebstrap iproute2 nftables util-linux procps curl
+python3 python3-docker python3-grpcio python3-protobuf
+hyperfine crun stress-ng"
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -35,8 +45,8 @@ if ! curl -fsS --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1; the
 	i=0
 	until curl -fsS --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1; do
 		i=$((i + 1))
-		if [ "$i" -gt 60 ]; then
-			echo "setup: dockerd did not answer on $sock within 60 s; see /var/log/dockerd.log" >&2
+		if [ "$i" -gt 300 ]; then
+			echo "setup: dockerd did not answer on $sock within 300 s; see /var/log/dockerd.log" >&2
 			exit 1
 		fi
 		sleep 1
@@ -49,7 +59,8 @@ make -j"$(nproc)" all
 # pinned by tests/sdk/package-lock.json; needs Node.js 20 or later.
 if [ ! -d tests/sdk/node_modules/modal ] || [ ! -d tests/sdk/node_modules/e2b ]; then
 	if ! command -v npm >/dev/null 2>&1; then
-		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm
+		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+			nodejs npm
 	fi
 	# npm install from the lock file, not npm ci: npm ci refuses this lock
 	# file because it lists cbor-extract's optional per-platform packages
