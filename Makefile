@@ -8,6 +8,8 @@
 #                   FUZZ_TIME seconds each; not part of check)
 #   make format     clang-format in place
 #   make install    PREFIX=/usr/local
+#   make fresh-check  scripts/test.sh in a fresh minimal Debian 12 (mmdebstrap,
+#                   as root, against this host's dockerd)
 
 PREFIX ?= /usr/local
 LIBEXECDIR ?= $(PREFIX)/libexec/sandboxio
@@ -175,6 +177,9 @@ check: headertest format-check
 bench: all
 	bench/run.sh
 
+fresh-check:
+	scripts/fresh-check.sh
+
 # Fuzzing of both ends of the run channel (libFuzzer, clang): the host's reader
 # and the init's request parser, FUZZ_TIME seconds each. Not part of check.
 FUZZ_TIME ?= 20
@@ -215,5 +220,6 @@ install: all
 clean:
 	rm -rf build
 
-.PHONY: all unit contract test headertest format format-check abi-check check bench fuzz install clean
+.PHONY: all unit contract test headertest format format-check abi-check check bench fuzz install clean \
+	fresh-check
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,94 @@
+#!/bin/sh
+# fresh-check.sh: proves that the README's test command passes on a fresh
+# Debian 12 machine, with nothing of this one's installed software.
+#
+# Builds a minimal Debian 12 root file system with mmdebstrap (the essential
+# packages and apt, nothing else; from the mirror the host's apt uses),
+# copies the tracked tree into it, and runs scripts/test.sh there as root:
+# setup.sh installs every package, then `make check` runs against the host's
+# dockerd. A tool or file that setup.sh does not install fails the check.
+#
+# What is shared with the host, and why: the kernel, /proc, /sys and /dev; the
+# host's /run (dockerd's socket, network namespaces of the canaries) and /tmp,
+# because dockerd resolves bind-mount sources in the host's file system and
+# the tests hand it paths under those; the source tree, mounted at the same
+# absolute path inside and out, for the same reason (build/sbx-init is bound
+# into every sandbox). Installed software (/usr, /etc, /var/lib) is the
+# fresh system's own. Services are not started inside (a policy-rc.d refuses
+# them), so dockerd is the host's, already running, and its images: the
+# default image is built only when the host's dockerd lacks it.
+#
+# Usage: scripts/fresh-check.sh [WORKDIR]   (default build/fresh; as root)
+# Environment: FRESH_KEEP=1 keeps WORKDIR's root file system for a rerun
+# (setup.sh then has less to install, so the check proves less).
+set -eu
+cd "$(dirname "$0")/.."
+top=$PWD
+work=${1:-$top/build/fresh}
+case $work in /*) ;; *) work=$top/$work ;; esac
+rootfs=$work/rootfs
+src=$work/src
+
+[ "$(id -u)" -eq 0 ] || { echo "fresh-check: needs root (chroot, mounts)" >&2; exit 2; }
+command -v mmdebstrap >/dev/null 2>&1 || { echo "fresh-check: needs mmdebstrap" >&2; exit 2; }
+curl -fsS --unix-socket /var/run/docker.sock http://localhost/_ping >/dev/null 2>&1 || {
+	echo "fresh-check: no dockerd answers on /var/run/docker.sock (run scripts/setup.sh)" >&2
+	exit 2
+}
+
+mounts=""
+cleanup() {
+	for m in $mounts; do
+		umount -l "$m" 2>/dev/null || true
+	done
+	# Never remove through a mount that is still there: it would reach the
+	# host's /run, /tmp or the source tree.
+	if grep -q " $rootfs/" /proc/self/mounts; then
+		echo "fresh-check: mounts under $rootfs remain; not removing it" >&2
+	elif [ -z "${FRESH_KEEP:-}" ]; then
+		rm -rf --one-file-system "$rootfs"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+bind() { # bind SRC DEST [rec]
+	mkdir -p "$2"
+	if [ "${3:-}" = rec ]; then mount --rbind "$1" "$2"; else mount --bind "$1" "$2"; fi
+	mounts="$2 $mounts"
+}
+
+t0=$(date +%s)
+if [ ! -x "$rootfs/usr/bin/apt-get" ]; then
+	rm -rf "$rootfs"
+	mkdir -p "$work"
+	echo "fresh-check: building a minimal Debian 12 root file system"
+	mmdebstrap --quiet --variant=apt --mode=root \
+		--customize-hook='printf "#!/bin/sh\nexit 101\n" >"$1/usr/sbin/policy-rc.d" && chmod 0755 "$1/usr/sbin/policy-rc.d"' \
+		bookworm "$rootfs"
+fi
+t1=$(date +%s)
+
+# The tree as git knows it (tracked files and new ones not ignored), at the
+# same absolute path inside the root file system as outside.
+rm -rf "$src"
+mkdir -p "$src"
+git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$src"
+(cd "$src" && git init -q && git add -A && git -c user.name=fresh -c user.email=fresh@localhost \
+	commit -qm fresh) >/dev/null 2>&1 || true
+
+bind /proc "$rootfs/proc" rec
+bind /sys "$rootfs/sys" rec
+bind /dev "$rootfs/dev" rec
+bind /run "$rootfs/run" rec
+bind /tmp "$rootfs/tmp"
+bind "$src" "$rootfs$src"
+cp /etc/resolv.conf "$rootfs/etc/resolv.conf" 2>/dev/null || true
+
+echo "fresh-check: scripts/test.sh in the fresh system"
+rc=0
+chroot "$rootfs" /usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+	LANG=C.UTF-8 CI="${CI:-}" sh -c "cd '$src' && scripts/test.sh" || rc=$?
+t2=$(date +%s)
+echo "fresh-check: root file system $((t1 - t0)) s, setup and tests $((t2 - t1)) s; exit $rc"
+exit $rc
