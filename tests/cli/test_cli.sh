@@ -733,11 +733,16 @@ hold_start() {
 	exec {hold_w}>"$work/hold.in" {hold_r}<"$work/hold.out"
 	read -r -t 120 line <&$hold_r && [ "$line" = ready ]
 }
-# hold_wait: until a request is held (its line in $held); the bound is only
-# a guard against a hang.
+# hold_wait: until a request is held (its line in $held); fails if the
+# command ($pid) ended without making it. The bound is only a hang guard.
 hold_wait() {
+	local i
 	held=
-	read -r -t 300 held <&$hold_r
+	for i in $(seq 1 600); do
+		read -r -t 1 held <&$hold_r && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+	done
+	return 1
 }
 hold_release() { echo release >&$hold_w; }
 hold_stop() {
@@ -850,7 +855,7 @@ cli doctor extra
 # finish before the signal.
 for when in early sandbox; do
 	if [ $when = early ]; then
-		hold_start "GET /_ping"
+		hold_start "GET /info"
 		env --default-signal=INT "$CLI" --socket "$work/hold.sock" doctor >"$work/out" 2>"$work/err" &
 		pid=$!
 		hold_wait
