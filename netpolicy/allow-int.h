@@ -46,13 +46,47 @@ int sbx__allow_parse_host_spec(struct sbx_allow *out, const char *spec);
 void sbx__allow_clear(struct sbx_allow *a);
 int sbx__allow_same(const struct sbx_allow *a, const struct sbx_allow *b);
 
-/* Where an address stands for egress. */
-enum sbx_addr_class {
-	SBX_ADDR_ROUTABLE = 0, /* an allowlist may open it */
-	SBX_ADDR_SPECIAL = 1,  /* link-local, cloud metadata: only an explicit CIDR opens it */
-	SBX_ADDR_NEVER = 2     /* loopback, unspecified, multicast, broadcast, sandbox links */
+/*
+ * An address of this host for egress purposes: one of its own (plen 0: the
+ * exact address), or the subnet of a bridge on it (Docker's among them),
+ * where other containers live. ifname names the interface in messages.
+ */
+struct sbx_host_addr {
+	int family;
+	uint8_t addr[16];
+	uint8_t plen;
+	char ifname[16];
 };
-enum sbx_addr_class sbx__addr_class(int family, const uint8_t *addr, const char **what);
+
+/* A range no sandbox ever reaches (netpolicy/special.c). */
+struct sbx_special {
+	int family;
+	uint8_t addr[16];
+	uint8_t plen;
+	const char *what;
+};
+
+/* The fixed table of never-reachable ranges (both families). */
+size_t sbx__special_table(const struct sbx_special **out);
+
+#define SBX_SPECIAL_NONE 0
+#define SBX_SPECIAL_INSIDE 1   /* the prefix lies inside (or is) a special range: refuse */
+#define SBX_SPECIAL_CONTAINS 2 /* the prefix holds a special range: carve it out */
+
+/*
+ * Pure: how prefix addr/plen (family AF_INET or AF_INET6, 16 bytes) stands
+ * to the never-reachable ranges: the fixed table, then host (this host's own
+ * addresses and bridge subnets; may be NULL). INSIDE wins over CONTAINS.
+ * desc (may be NULL) receives the range and why, e.g. "169.254.0.0/16
+ * (link-local, ...)" or "172.17.0.1 (this host's own address on docker0)".
+ */
+int sbx__special_overlap(int family,
+			 const uint8_t *addr,
+			 unsigned plen,
+			 const struct sbx_host_addr *host,
+			 size_t host_n,
+			 char *desc,
+			 size_t desc_len);
 
 /* One destination rule of a sandbox. */
 struct sbx_np_rule {
@@ -60,7 +94,6 @@ struct sbx_np_rule {
 	uint8_t addr[16];
 	uint8_t plen;
 	uint16_t port;
-	int explicit_cidr; /* a CIDR that names a special range or one exact address */
 };
 
 /* What a backend enforces for one sandbox: rules, and the pinned names. */
@@ -69,6 +102,8 @@ struct sbx_np_plan {
 	size_t n;
 	char **pins; /* "name:address", Docker's ExtraHosts form */
 	size_t pins_n;
+	struct sbx_host_addr *never; /* this host's addresses and bridges, dropped first */
+	size_t never_n;
 	int has_v4, has_v6;
 };
 
@@ -78,15 +113,12 @@ struct sbx_np_plan {
  * getaddrinfo() on the host. v6_ok: IPv6 can be enforced (forwarding on);
  * when it is not, a name's IPv6 addresses are left out (and a name with no
  * other is refused), and a v6 CIDR is refused. host_addrs: this host's own
- * addresses (family, 16 bytes each), which a name may never resolve to.
+ * addresses and bridge subnets, which no entry may name and no name may
+ * resolve to; they are kept in the plan (never) for the drop rules.
  * Returns 0, SBX_EINVALID, SBX_ENOTFOUND (a name with no address),
- * SBX_EDENIED (a name resolving to a special or own address),
- * SBX_EUNSUPPORTED, SBX_ENOMEM.
+ * SBX_EDENIED (a CIDR inside, or a name resolving to, a never-reachable
+ * address), SBX_EUNSUPPORTED, SBX_ENOMEM.
  */
-struct sbx_host_addr {
-	int family;
-	uint8_t addr[16];
-};
 int sbx__netpolicy_plan(struct sbx_np_plan *out,
 			const struct sbx_allow *allow,
 			size_t n,

@@ -5,11 +5,11 @@
  * Validation is strict because an allowlist is the one way out of a
  * sandbox: a malformed prefix, host bits set, a prefix of length 0, a
  * wildcard, a name that is not a hostname, and ranges a sandbox can never
- * mean to reach (loopback, multicast, the sandbox links) are refused with a
- * message naming the problem. Names are resolved here, on the host, at
- * create time, and pinned; a name that resolves to a link-local, metadata
- * or own address of the host is refused, since only an explicit CIDR may
- * open those (a name's answers are not the caller's to choose).
+ * reach (netpolicy/special.c: loopback, link-local, metadata, multicast,
+ * the sandbox links, and at create time the host's own addresses and
+ * bridges) are refused with a message naming the problem. Names are
+ * resolved here, on the host, at create time, and pinned; a name that
+ * resolves to one of those addresses is refused too.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -49,86 +49,6 @@ void sbx__addr_format(int family, const uint8_t *addr, char *dst, size_t len)
 		snprintf(dst, len, "?");
 }
 
-/* Whether addr lies in prefix/plen (both of the same family). */
-static int in_prefix(const uint8_t *addr, const uint8_t *prefix, unsigned plen)
-{
-	unsigned full = plen / 8, rest = plen % 8;
-
-	if (memcmp(addr, prefix, full) != 0)
-		return 0;
-	if (rest) {
-		uint8_t mask = (uint8_t)(0xff << (8 - rest));
-		return (addr[full] & mask) == (prefix[full] & mask);
-	}
-	return 1;
-}
-
-struct range {
-	int family;
-	const char *text;
-	unsigned plen;
-	enum sbx_addr_class cls;
-	const char *what;
-};
-
-static const struct range ranges[] = {
-	{AF_INET, "0.0.0.0", 8, SBX_ADDR_NEVER, "'this network' (0.0.0.0/8)"},
-	{AF_INET, "127.0.0.0", 8, SBX_ADDR_NEVER, "loopback"},
-	{AF_INET, "224.0.0.0", 4, SBX_ADDR_NEVER, "multicast"},
-	{AF_INET, "240.0.0.0", 4, SBX_ADDR_NEVER, "reserved or broadcast (240.0.0.0/4)"},
-	{AF_INET, "169.254.64.0", 18, SBX_ADDR_NEVER, "reserved for sandbox links"},
-	{AF_INET, "169.254.169.254", 32, SBX_ADDR_SPECIAL, "cloud metadata"},
-	{AF_INET, "169.254.0.0", 16, SBX_ADDR_SPECIAL, "link-local"},
-	{AF_INET6, "::", 128, SBX_ADDR_NEVER, "unspecified"},
-	{AF_INET6, "::1", 128, SBX_ADDR_NEVER, "loopback"},
-	{AF_INET6, "::ffff:0:0", 96, SBX_ADDR_NEVER, "IPv4-mapped (use the IPv4 address)"},
-	{AF_INET6, "ff00::", 8, SBX_ADDR_NEVER, "multicast"},
-	{AF_INET6, "fd73:6278::", 32, SBX_ADDR_NEVER, "reserved for sandbox links"},
-	{AF_INET6, "fd00:ec2::254", 128, SBX_ADDR_SPECIAL, "cloud metadata"},
-	{AF_INET6, "fe80::", 10, SBX_ADDR_SPECIAL, "link-local"},
-};
-
-static void range_addr(const struct range *r, uint8_t *out)
-{
-	memset(out, 0, 16);
-	inet_pton(r->family, r->text, out);
-}
-
-enum sbx_addr_class sbx__addr_class(int family, const uint8_t *addr, const char **what)
-{
-	uint8_t p[16];
-
-	for (size_t i = 0; i < SBX_ARRAY_SIZE(ranges); i++) {
-		if (ranges[i].family != family)
-			continue;
-		range_addr(&ranges[i], p);
-		if (in_prefix(addr, p, ranges[i].plen)) {
-			if (what)
-				*what = ranges[i].what;
-			return ranges[i].cls;
-		}
-	}
-	if (what)
-		*what = "routable";
-	return SBX_ADDR_ROUTABLE;
-}
-
-/* Whether prefix/plen lies entirely inside a range of class cls. */
-static const struct range *
-prefix_inside(int family, const uint8_t *a, unsigned plen, enum sbx_addr_class cls)
-{
-	uint8_t p[16];
-
-	for (size_t i = 0; i < SBX_ARRAY_SIZE(ranges); i++) {
-		if (ranges[i].family != family || ranges[i].cls != cls || plen < ranges[i].plen)
-			continue;
-		range_addr(&ranges[i], p);
-		if (in_prefix(a, p, ranges[i].plen))
-			return &ranges[i];
-	}
-	return NULL;
-}
-
 static int parse_plen(const char *s, unsigned max, unsigned *out)
 {
 	unsigned v = 0;
@@ -148,10 +68,9 @@ static int parse_plen(const char *s, unsigned max, unsigned *out)
 
 int sbx__allow_parse_cidr(struct sbx_allow *out, const char *cidr, uint16_t port)
 {
-	char buf[64], canon[80], addrtxt[INET6_ADDRSTRLEN];
+	char buf[64], canon[80], addrtxt[INET6_ADDRSTRLEN], why[256];
 	uint8_t a[16] = {0};
 	unsigned plen, max;
-	const struct range *r;
 	char *slash, *name;
 	int family;
 
@@ -200,12 +119,11 @@ int sbx__allow_parse_cidr(struct sbx_allow *out, const char *cidr, uint16_t port
 					      "(did you mean %s/%u?)",
 					      cidr, plen, addrtxt, plen);
 		}
-	r = prefix_inside(family, a, plen, SBX_ADDR_NEVER);
-	if (r)
+	if (sbx__special_overlap(family, a, plen, NULL, 0, why, sizeof(why)) == SBX_SPECIAL_INSIDE)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_NETPOLICY,
-				      "allow_cidr '%s': %s addresses cannot be reached from a "
-				      "sandbox",
-				      cidr, r->what);
+				      "allow_cidr '%s': lies inside %s, which a sandbox never "
+				      "reaches, whatever its allowlist says",
+				      cidr, why);
 	sbx__addr_format(family, a, addrtxt, sizeof(addrtxt));
 	snprintf(canon, sizeof(canon), "%s/%u", addrtxt, plen);
 	name = strdup(canon);
@@ -385,6 +303,7 @@ void sbx__netpolicy_plan_clear(struct sbx_np_plan *p)
 		free(p->pins[i]);
 	free(p->pins);
 	free(p->rules);
+	free(p->never);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -502,15 +421,6 @@ static int lookup_system(const char *name, struct found *out, size_t *n)
 	return 0;
 }
 
-static int is_host_addr(const struct found *f, const struct sbx_host_addr *h, size_t hn)
-{
-	for (size_t i = 0; i < hn; i++)
-		if (h[i].family == f->family &&
-		    memcmp(h[i].addr, f->addr, f->family == AF_INET ? 4 : 16) == 0)
-			return 1;
-	return 0;
-}
-
 static int plan_host(struct sbx_np_plan *p,
 		     const struct sbx_allow *a,
 		     const char *hosts_file,
@@ -532,17 +442,15 @@ static int plan_host(struct sbx_np_plan *p,
 				      hosts_file ? " in the hosts file " : " on this host",
 				      hosts_file ? hosts_file : "");
 	for (size_t i = 0; i < n; i++) {
-		const char *what = NULL;
-		enum sbx_addr_class cls = sbx__addr_class(f[i].family, f[i].addr, &what);
+		char why[256];
 
 		sbx__addr_format(f[i].family, f[i].addr, txt, sizeof(txt));
-		if (cls != SBX_ADDR_ROUTABLE || is_host_addr(&f[i], host_addrs, host_n))
+		if (sbx__special_overlap(f[i].family, f[i].addr, f[i].family == AF_INET ? 32 : 128,
+					 host_addrs, host_n, why, sizeof(why)) != SBX_SPECIAL_NONE)
 			return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_NETPOLICY,
-					      "allow_host %s resolves to %s (%s), which no host "
-					      "name may open; only allow_cidr naming it can",
-					      a->name, txt,
-					      cls == SBX_ADDR_ROUTABLE ? "this host's own address"
-								       : what);
+					      "allow_host %s resolves to %s, inside %s, which a "
+					      "sandbox never reaches",
+					      a->name, txt, why);
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct sbx_np_rule r = {.family = f[i].family,
@@ -575,6 +483,7 @@ int sbx__netpolicy_plan(struct sbx_np_plan *out,
 			size_t host_n)
 {
 	struct sbx_np_plan p = {0};
+	char why[256];
 	int rc = 0;
 
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -588,17 +497,27 @@ int sbx__netpolicy_plan(struct sbx_np_plan *out,
 					    "(net.ipv6.conf.all.forwarding), so IPv6 egress cannot "
 					    "be enforced",
 					    a->name);
+		} else if (sbx__special_overlap(a->family, a->addr, a->plen, host_addrs, host_n,
+						why, sizeof(why)) == SBX_SPECIAL_INSIDE) {
+			rc = sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_NETPOLICY,
+					    "allow_cidr %s: lies inside %s, which a sandbox never "
+					    "reaches, whatever its allowlist says",
+					    a->name, why);
 		} else {
 			struct sbx_np_rule r = {
 				.family = a->family, .plen = a->plen, .port = a->port};
-			unsigned full = a->family == AF_INET ? 32 : 128;
 
 			memcpy(r.addr, a->addr, 16);
-			r.explicit_cidr =
-				a->plen == full || prefix_inside(a->family, a->addr, a->plen,
-								 SBX_ADDR_SPECIAL) != NULL;
 			rc = add_rule(&p, &r);
 		}
+	}
+	if (rc == 0 && host_n) {
+		p.never = malloc(host_n * sizeof(*p.never));
+		if (!p.never)
+			rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
+		else
+			memcpy(p.never, host_addrs, host_n * sizeof(*p.never));
+		p.never_n = p.never ? host_n : 0;
 	}
 	if (rc < 0) {
 		sbx__netpolicy_plan_clear(&p);

@@ -32,7 +32,8 @@ int sbx__netpolicy_name(char dst[SBX_NP_NAME_MAX], const char *session);
  */
 int sbx__netpolicy_check(const struct sbx_allow *a, size_t n, int *v6_ok);
 
-/* This host's own addresses (every interface); free() *out. */
+/* This host's own addresses (every interface) and the subnet of every
+ * bridge on it (Docker's among them); free() *out. */
 int sbx__netpolicy_host_addrs(struct sbx_host_addr **out, size_t *n);
 
 /*

@@ -122,6 +122,54 @@ int sbx__netpolicy_check(const struct sbx_allow *a, size_t n, int *v6_ok)
 	return 0;
 }
 
+/* Appends one address or subnet; -1 without memory. */
+static int push_addr(struct sbx_host_addr **v,
+		     size_t *k,
+		     size_t *cap,
+		     int fam,
+		     const void *addr,
+		     unsigned plen,
+		     const char *ifname)
+{
+	struct sbx_host_addr *h;
+
+	if (*k == *cap) {
+		struct sbx_host_addr *g = realloc(*v, (*cap = *cap ? *cap * 2 : 16) * sizeof(*g));
+		if (!g)
+			return -1;
+		*v = g;
+	}
+	h = &(*v)[(*k)++];
+	memset(h, 0, sizeof(*h));
+	h->family = fam;
+	memcpy(h->addr, addr, fam == AF_INET ? 4 : 16);
+	h->plen = (uint8_t)plen;
+	snprintf(h->ifname, sizeof(h->ifname), "%s", ifname ? ifname : "");
+	return 0;
+}
+
+/* The prefix length of a netmask (contiguous ones); 0 if none. */
+static unsigned mask_len(const uint8_t *m, size_t bytes)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < bytes; i++)
+		for (int bit = 7; bit >= 0 && (m[i] >> bit & 1); bit--)
+			n++;
+	return n;
+}
+
+/* Whether ifname is a bridge (Docker's docker0 and br-*, and any other). */
+static int is_bridge(const char *ifname)
+{
+	char path[128];
+
+	if (strchr(ifname, '/') || strstr(ifname, ".."))
+		return 0;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/bridge", ifname);
+	return access(path, F_OK) == 0;
+}
+
 int sbx__netpolicy_host_addrs(struct sbx_host_addr **out, size_t *n)
 {
 	struct ifaddrs *ifa = NULL;
@@ -134,32 +182,44 @@ int sbx__netpolicy_host_addrs(struct sbx_host_addr **out, size_t *n)
 		return sbx__error_os(SBX_ERROR, errno, "list this host's addresses");
 	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
 		int fam = i->ifa_addr ? i->ifa_addr->sa_family : 0;
+		const uint8_t *a, *m = NULL;
+		uint8_t net[16] = {0};
+		unsigned bytes = fam == AF_INET ? 4 : 16, plen;
 
 		if (fam != AF_INET && fam != AF_INET6)
 			continue;
-		if (k == cap) {
-			struct sbx_host_addr *g =
-				realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*g));
-			if (!g) {
-				free(v);
-				freeifaddrs(ifa);
-				return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY,
-						      "out of memory");
-			}
-			v = g;
+		if (fam == AF_INET) {
+			a = (const uint8_t *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+			if (i->ifa_netmask)
+				m = (const uint8_t *)&((struct sockaddr_in *)i->ifa_netmask)
+					    ->sin_addr;
+		} else {
+			a = (const uint8_t *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+			if (i->ifa_netmask)
+				m = (const uint8_t *)&((struct sockaddr_in6 *)i->ifa_netmask)
+					    ->sin6_addr;
 		}
-		memset(&v[k], 0, sizeof(v[k]));
-		v[k].family = fam;
-		if (fam == AF_INET)
-			memcpy(v[k].addr, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
-		else
-			memcpy(v[k].addr, &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 16);
-		k++;
+		if (push_addr(&v, &k, &cap, fam, a, 0, i->ifa_name) < 0)
+			goto oom;
+		/* A bridge's whole subnet: other containers live there. */
+		if (!m || !i->ifa_name || !is_bridge(i->ifa_name))
+			continue;
+		plen = mask_len(m, bytes);
+		if (plen == 0 || plen >= bytes * 8)
+			continue;
+		for (unsigned b = 0; b < bytes; b++)
+			net[b] = a[b] & m[b];
+		if (push_addr(&v, &k, &cap, fam, net, plen, i->ifa_name) < 0)
+			goto oom;
 	}
 	freeifaddrs(ifa);
 	*out = v;
 	*n = k;
 	return 0;
+oom:
+	free(v);
+	freeifaddrs(ifa);
+	return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
 }
 
 /* Removes the table and the DOCKER-USER rules of name; gone counts as removed. */

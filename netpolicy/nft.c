@@ -63,6 +63,16 @@ static int emit_rule(struct sbx_buf *b, const char *t, const struct sbx_np_rule 
 			       r->family == AF_INET ? "ip" : "ip6", a, r->plen);
 }
 
+static int
+emit_drop(struct sbx_buf *b, const char *t, int family, const uint8_t *addr, unsigned plen)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	sbx__addr_format(family, addr, a, sizeof(a));
+	return sbx__buf_printf(b, "add rule inet %s sbx_egress %s daddr %s/%u drop\n", t,
+			       family == AF_INET ? "ip" : "ip6", a, plen);
+}
+
 int sbx__netpolicy_ruleset(char **out,
 			   const char *t,
 			   const uint8_t a4[4],
@@ -73,6 +83,8 @@ int sbx__netpolicy_ruleset(char **out,
 {
 	struct sbx_buf b = {0};
 	char s4[INET_ADDRSTRLEN], s6[INET6_ADDRSTRLEN];
+	const struct sbx_special *tab;
+	size_t tn;
 	int rc = 0;
 
 	inet_ntop(AF_INET, a4, s4, sizeof(s4));
@@ -85,35 +97,29 @@ int sbx__netpolicy_ruleset(char **out,
 		"policy accept; }\n",
 		t);
 	rc |= sbx__buf_printf(&b, "add rule inet %s sbx_egress iifname != \"%s\" accept\n", t, t);
-	/* Never: this network, loopback, multicast, broadcast, the sandbox links. */
-	rc |= sbx__buf_printf(
-		&b,
-		"add rule inet %s sbx_egress ip daddr { 0.0.0.0/8, 127.0.0.0/8, 224.0.0.0/4, "
-		"240.0.0.0/4, " SBX_NP_SANDBOX_NET4 " } drop\n",
-		t);
-	rc |= sbx__buf_printf(
-		&b,
-		"add rule inet %s sbx_egress ip6 daddr { ::/128, ::1/128, ::ffff:0:0/96, ff00::/8, "
-		"" SBX_NP_SANDBOX_NET6 " } drop\n",
-		t);
-	/* Explicit CIDRs (one exact address, or inside a special range) come
-	 * before the special ranges and the host's own addresses... */
-	for (size_t i = 0; i < plan->n; i++)
-		if (plan->rules[i].explicit_cidr)
-			rc |= emit_rule(&b, t, &plan->rules[i]);
-	/* ...which nothing else opens: the host's own addresses (whatever they
-	 * are when the packet comes), link-local and cloud metadata. */
+	/* Anti-spoofing: the sandbox sends from its own addresses only. */
+	rc |= sbx__buf_printf(&b, "add rule inet %s sbx_egress ip saddr != %s counter drop\n", t,
+			      s4);
+	rc |= sbx__buf_printf(&b, "add rule inet %s sbx_egress ip6 saddr != %s counter drop\n", t,
+			      s6);
+	/* Never, before any accept: the fixed table (netpolicy/special.c),
+	 * then this host's own addresses and bridges as they were at create,
+	 * and its local, broadcast and multicast addresses as they are when
+	 * the packet comes. An allowed range that holds one is carved here. */
+	tn = sbx__special_table(&tab);
+	for (size_t i = 0; i < tn; i++)
+		rc |= emit_drop(&b, t, tab[i].family, tab[i].addr, tab[i].plen);
+	for (size_t i = 0; i < plan->never_n; i++)
+		rc |= emit_drop(&b, t, plan->never[i].family, plan->never[i].addr,
+				plan->never[i].plen		   ? plan->never[i].plen
+				: plan->never[i].family == AF_INET ? 32
+								   : 128);
 	rc |= sbx__buf_printf(
 		&b,
 		"add rule inet %s sbx_egress fib daddr type { local, broadcast, multicast } drop\n",
 		t);
-	rc |= sbx__buf_printf(&b, "add rule inet %s sbx_egress ip daddr 169.254.0.0/16 drop\n", t);
-	rc |= sbx__buf_printf(
-		&b, "add rule inet %s sbx_egress ip6 daddr { fe80::/10, fd00:ec2::254/128 } drop\n",
-		t);
 	for (size_t i = 0; i < plan->n; i++)
-		if (!plan->rules[i].explicit_cidr)
-			rc |= emit_rule(&b, t, &plan->rules[i]);
+		rc |= emit_rule(&b, t, &plan->rules[i]);
 	rc |= sbx__buf_printf(&b, "add rule inet %s sbx_egress counter %s\n", t,
 			      reject ? "reject with icmpx type admin-prohibited" : "drop");
 	/* Toward the sandbox: answers only; nothing may start a flow to it. */

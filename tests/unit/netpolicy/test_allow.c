@@ -2,7 +2,8 @@
  * tests/unit/netpolicy/test_allow.c: the egress allowlist without a
  * daemon: validation of every entry form (each refusal names its problem),
  * the plan (names resolved from a hosts file only, special addresses
- * refused), and the nftables rules one sandbox gets.
+ * refused or carved), the one table of never-reachable addresses, and the
+ * nftables rules one sandbox gets.
  */
 #include <arpa/inet.h>
 #include <setjmp.h>
@@ -51,7 +52,6 @@ static void test_netpolicy_allow__cidr_accepted_and_canonical(void **state)
 	expect_cidr("198.51.100.7", 443, "198.51.100.7/32", AF_INET);
 	expect_cidr("2001:DB8::/32", 0, "2001:db8::/32", AF_INET6);
 	expect_cidr("2001:db8:0:0::1", 53, "2001:db8::1/128", AF_INET6);
-	expect_cidr("169.254.169.254/32", 80, "169.254.169.254/32", AF_INET);
 	expect_cidr("198.18.0.0/15", 0, "198.18.0.0/15", AF_INET);
 }
 
@@ -83,6 +83,19 @@ static void test_netpolicy_allow__cidr_refusals_name_the_problem(void **state)
 	refuse_cidr("169.254.64.5", "sandbox links");
 	refuse_cidr("fd73:6278::1", "sandbox links");
 	refuse_cidr("255.255.255.255", "broadcast");
+	/* Special addresses are refused however narrow the entry. */
+	refuse_cidr("169.254.169.254/32", "cloud metadata");
+	refuse_cidr("169.254.169.254", "cloud metadata");
+	refuse_cidr("169.254.0.1/32", "link-local");
+	refuse_cidr("169.254.0.0/16", "link-local");
+	refuse_cidr("100.100.100.200", "Alibaba");
+	refuse_cidr("168.63.129.16", "Azure");
+	refuse_cidr("fd00:ec2::254", "AWS");
+	refuse_cidr("fd20:ce::254", "GCP");
+	refuse_cidr("fe80::1", "link-local");
+	refuse_cidr("0.0.0.0/32", "unspecified");
+	refuse_cidr("::", "unspecified");
+	refuse_cidr("64:ff9b::a9fe:a9fe", "NAT64");
 }
 
 static void spec(const char *in, const char *canon, uint16_t port)
@@ -235,17 +248,22 @@ static int drop_hosts(void **state)
 
 static int plan_of(struct sbx_np_plan *pl, const char *host, const char *cidr, int v6_ok)
 {
-	struct sbx_host_addr own = {.family = AF_INET};
+	/* 172.17.0.1 and 172.17.0.0/16 are only parsed and compared: never contacted. */
+	struct sbx_host_addr own[3] = {{.family = AF_INET},
+				       {.family = AF_INET, .ifname = "docker0"},
+				       {.family = AF_INET, .plen = 16, .ifname = "docker0"}};
 	struct sbx_allow a[2];
 	size_t n = 0;
 	int rc;
 
-	inet_pton(AF_INET, "198.51.100.9", own.addr);
+	inet_pton(AF_INET, "198.51.100.9", own[0].addr);
+	inet_pton(AF_INET, "172.17.0.1", own[1].addr);
+	inet_pton(AF_INET, "172.17.0.0", own[2].addr);
 	if (host)
 		assert_int_equal(sbx__allow_parse_host_spec(&a[n++], host), 0);
 	if (cidr)
 		assert_int_equal(sbx__allow_parse_cidr_spec(&a[n++], cidr), 0);
-	rc = sbx__netpolicy_plan(pl, a, n, hosts, v6_ok, &own, 1);
+	rc = sbx__netpolicy_plan(pl, a, n, hosts, v6_ok, own, 3);
 	for (size_t i = 0; i < n; i++)
 		sbx__allow_clear(&a[i]);
 	return rc;
@@ -263,8 +281,8 @@ static void test_netpolicy_plan__names_from_hosts_file_only(void **state)
 	assert_string_equal(pl.pins[1], "web.canary.test:2001:db8::7");
 	assert_int_equal(pl.rules[0].plen, 32);
 	assert_int_equal(pl.rules[0].port, 80);
-	assert_false(pl.rules[0].explicit_cidr);
 	assert_true(pl.has_v4 && pl.has_v6);
+	assert_int_equal(pl.never_n, 3); /* the host's, kept for the drop rules */
 	sbx__netpolicy_plan_clear(&pl);
 	/* Without IPv6 forwarding only the IPv4 address is pinned and allowed. */
 	assert_int_equal(plan_of(&pl, "web.canary.test", NULL, 0), 0);
@@ -293,22 +311,79 @@ static void test_netpolicy_plan__names_cannot_open_special_addresses(void **stat
 	assert_int_equal(pl.n, 0);
 }
 
-static void test_netpolicy_plan__explicit_cidrs(void **state)
+static void test_netpolicy_plan__cidrs_never_open_special_addresses(void **state)
 {
 	struct sbx_np_plan pl = {0};
 
 	(void)state;
-	assert_int_equal(plan_of(&pl, NULL, "169.254.169.254", 1), 0);
-	assert_true(pl.rules[0].explicit_cidr);
-	sbx__netpolicy_plan_clear(&pl);
-	assert_int_equal(plan_of(&pl, NULL, "198.51.100.9:22", 1), 0);
-	assert_true(pl.rules[0].explicit_cidr);
+	/* One exact address of the host, or inside a bridge: refused at create. */
+	assert_int_equal(plan_of(&pl, NULL, "198.51.100.9:22", 1), SBX_EDENIED);
+	assert_non_null(strstr(sbx_error_last()->message, "this host's own address"));
+	assert_int_equal(plan_of(&pl, NULL, "172.17.0.1/32", 1), SBX_EDENIED);
+	assert_non_null(strstr(sbx_error_last()->message, "172.17.0.1"));
+	assert_non_null(strstr(sbx_error_last()->message, "docker0"));
+	assert_int_equal(plan_of(&pl, NULL, "172.17.5.0/24", 1), SBX_EDENIED);
+	assert_non_null(strstr(sbx_error_last()->message, "a bridge on this host"));
+	assert_int_equal(pl.n, 0);
+	/* A wide range that holds them is accepted: they are carved by drops. */
+	assert_int_equal(plan_of(&pl, NULL, "128.0.0.0/1", 1), 0);
+	assert_int_equal(pl.n, 1);
 	sbx__netpolicy_plan_clear(&pl);
 	assert_int_equal(plan_of(&pl, NULL, "198.18.0.0/15", 1), 0);
-	assert_false(pl.rules[0].explicit_cidr);
 	sbx__netpolicy_plan_clear(&pl);
 	assert_int_equal(plan_of(&pl, NULL, "2001:db8::/32", 0), SBX_EUNSUPPORTED);
 	assert_non_null(strstr(sbx_error_last()->message, "IPv6 forwarding"));
+}
+
+static void test_netpolicy_special__overlap(void **state)
+{
+	/* Parsed and compared only; nothing here is contacted. */
+	static const struct {
+		const char *prefix;
+		unsigned plen;
+		int want;
+		const char *why;
+	} cases[] = {
+		{"169.254.169.254", 32, SBX_SPECIAL_INSIDE, "cloud metadata"},
+		{"169.254.0.1", 32, SBX_SPECIAL_INSIDE, "link-local"},
+		{"169.254.170.2", 32, SBX_SPECIAL_INSIDE, "link-local"},
+		{"100.100.100.200", 32, SBX_SPECIAL_INSIDE, "Alibaba"},
+		{"168.63.129.16", 32, SBX_SPECIAL_INSIDE, "Azure"},
+		{"127.0.0.1", 32, SBX_SPECIAL_INSIDE, "loopback"},
+		{"255.255.255.255", 32, SBX_SPECIAL_INSIDE, "broadcast"},
+		{"224.0.0.0", 3, SBX_SPECIAL_CONTAINS, "multicast"},
+		{"0.0.0.0", 1, SBX_SPECIAL_CONTAINS, "0.0.0.0/8"},
+		{"128.0.0.0", 1, SBX_SPECIAL_CONTAINS, ""},
+		{"168.0.0.0", 8, SBX_SPECIAL_CONTAINS, "Azure"},
+		{"172.17.0.1", 32, SBX_SPECIAL_INSIDE, "own address on docker0"},
+		{"172.16.0.0", 12, SBX_SPECIAL_CONTAINS, "docker0"},
+		{"198.18.0.0", 15, SBX_SPECIAL_NONE, ""},
+		{"203.0.113.0", 24, SBX_SPECIAL_NONE, ""},
+		{"fd00:ec2::254", 128, SBX_SPECIAL_INSIDE, "AWS"},
+		{"fd00::", 8, SBX_SPECIAL_CONTAINS, "AWS"},
+		{"fe80::1", 128, SBX_SPECIAL_INSIDE, "link-local"},
+		{"::1", 128, SBX_SPECIAL_INSIDE, "loopback"},
+		{"::", 1, SBX_SPECIAL_CONTAINS, "unspecified"},
+		{"2001:db8::", 32, SBX_SPECIAL_NONE, ""},
+	};
+	struct sbx_host_addr own[2] = {{.family = AF_INET, .ifname = "docker0"},
+				       {.family = AF_INET, .plen = 16, .ifname = "docker0"}};
+	char why[256];
+
+	(void)state;
+	inet_pton(AF_INET, "172.17.0.1", own[0].addr);
+	inet_pton(AF_INET, "172.17.0.0", own[1].addr);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t a[16] = {0};
+		int fam = strchr(cases[i].prefix, ':') ? AF_INET6 : AF_INET;
+		int got;
+
+		assert_int_equal(inet_pton(fam, cases[i].prefix, a), 1);
+		got = sbx__special_overlap(fam, a, cases[i].plen, own, 2, why, sizeof(why));
+		if (got != cases[i].want || !strstr(why, cases[i].why))
+			fail_msg("%s/%u: got %d '%s', want %d '%s'", cases[i].prefix, cases[i].plen,
+				 got, why, cases[i].want, cases[i].why);
+	}
 }
 
 /* ===== The rules ===== */
@@ -329,19 +404,33 @@ static void test_netpolicy_rules__order_and_content(void **state)
 	char *r = NULL;
 
 	(void)state;
-	assert_int_equal(plan_of(&pl, "web.canary.test:80", "169.254.169.254", 1), 0);
+	a6[15] = 9;
+	assert_int_equal(plan_of(&pl, "web.canary.test:80", "128.0.0.0/1", 1), 0);
 	assert_int_equal(sbx__netpolicy_ruleset(&r, "sbx0123456789ab", a4, a6, &pl, 1, 1), 0);
 	/* Before DNAT and every filter; only the sandbox's link. */
 	assert_non_null(strstr(r, "add chain inet sbx0123456789ab sbx_egress { type filter hook "
 				  "prerouting priority -150;"));
-	assert_non_null(strstr(r, "sbx_egress iifname != \"sbx0123456789ab\" accept"));
-	/* Never-reachable ranges first, the explicit CIDR before the special
-	 * drops, names after them, and a refusal at the end. */
-	assert_non_null(after(r, "127.0.0.0/8", "ip daddr 169.254.169.254/32 accept"));
-	assert_non_null(strstr(r, "169.254.64.0/18 } drop"));
-	assert_non_null(after(r, "ip daddr 169.254.169.254/32 accept", "fib daddr type { local"));
-	assert_non_null(after(r, "fib daddr type { local", "ip daddr 169.254.0.0/16 drop"));
-	assert_non_null(after(r, "fd00:ec2::254/128 } drop",
+	/* First the sandbox's own link only, then anti-spoofing, then every
+	 * never-reachable address, then the host's, then the allowed, then a
+	 * refusal at the end. */
+	assert_non_null(after(r, "sbx_egress iifname != \"sbx0123456789ab\" accept",
+			      "sbx_egress ip saddr != 169.254.64.9 counter drop"));
+	assert_non_null(after(r, "ip saddr != 169.254.64.9 counter drop",
+			      "ip6 saddr != fd73:6278::9 counter drop"));
+	assert_non_null(
+		after(r, "ip6 saddr != fd73:6278::9 counter drop", "ip daddr 127.0.0.0/8 drop"));
+	assert_non_null(after(r, "ip daddr 127.0.0.0/8 drop", "ip daddr 169.254.169.254/32 drop"));
+	assert_non_null(
+		after(r, "ip daddr 169.254.169.254/32 drop", "ip daddr 169.254.0.0/16 drop"));
+	assert_non_null(
+		after(r, "ip daddr 169.254.0.0/16 drop", "ip daddr 100.100.100.200/32 drop"));
+	assert_non_null(
+		after(r, "ip daddr 100.100.100.200/32 drop", "ip6 daddr fd00:ec2::/64 drop"));
+	assert_non_null(after(r, "ip6 daddr fd00:ec2::/64 drop", "ip daddr 172.17.0.1/32 drop"));
+	assert_non_null(after(r, "ip daddr 172.17.0.1/32 drop", "ip daddr 172.17.0.0/16 drop"));
+	assert_non_null(after(r, "ip daddr 172.17.0.0/16 drop", "fib daddr type { local"));
+	assert_non_null(after(r, "fib daddr type { local", "ip daddr 128.0.0.0/1 accept"));
+	assert_non_null(after(r, "fib daddr type { local",
 			      "ip daddr 198.51.100.7/32 meta l4proto { tcp, udp } th dport 80 "
 			      "accept"));
 	assert_non_null(after(r, "dport 80 accept",
@@ -385,7 +474,8 @@ int main(void)
 		cmocka_unit_test(test_netpolicy_allow__policy_api),
 		cmocka_unit_test(test_netpolicy_plan__names_from_hosts_file_only),
 		cmocka_unit_test(test_netpolicy_plan__names_cannot_open_special_addresses),
-		cmocka_unit_test(test_netpolicy_plan__explicit_cidrs),
+		cmocka_unit_test(test_netpolicy_plan__cidrs_never_open_special_addresses),
+		cmocka_unit_test(test_netpolicy_special__overlap),
 		cmocka_unit_test(test_netpolicy_rules__order_and_content),
 		cmocka_unit_test(test_netpolicy_names),
 	};
