@@ -8,8 +8,9 @@
  * allowed. So an open network is allowed as every public IPv4 prefix, a
  * full deny is the library's default, and what cannot be written as an
  * allowlist (a partial denyOut on an open network, an entry overlapping
- * the ranges E2B always denies, a wildcard domain) is refused with a
- * message that says why, never approximated.
+ * the ranges E2B always denies, an IPv4 or IPv6 entry inside an address
+ * no sandbox ever reaches (netpolicy/special.c), a wildcard domain) is
+ * refused with a message that says why, never approximated.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <jansson.h>
 
 #include "cli/serve-e2b-int.h"
+#include "netpolicy/allow-int.h"
 
 int e2b_parse_network(
 	json_t *net, struct create_req *cr, char *bad, size_t bsize, char *err, size_t esize)
@@ -139,6 +141,42 @@ static const char *overlaps_private(const char *entry, char *buf, size_t size)
 	return NULL;
 }
 
+/*
+ * The never-reachable range (netpolicy/special.c, the same table the
+ * docker backend enforces) that an IPv4 or IPv6 entry lies inside, in why;
+ * 0 when it lies inside none. An entry that only holds one is accepted:
+ * the sandbox's rules carve it out.
+ */
+static int inside_special(const char *entry, char *why, size_t size)
+{
+	char addr[INET6_ADDRSTRLEN];
+	const char *slash = strchr(entry, '/');
+	size_t n = slash ? (size_t)(slash - entry) : strlen(entry);
+	uint8_t a[16] = {0};
+	int fam;
+	long plen;
+	char *end;
+
+	if (n >= sizeof(addr))
+		return 0;
+	memcpy(addr, entry, n);
+	addr[n] = '\0';
+	if (inet_pton(AF_INET, addr, a) == 1)
+		fam = AF_INET;
+	else if (inet_pton(AF_INET6, addr, a) == 1)
+		fam = AF_INET6;
+	else
+		return 0;
+	plen = fam == AF_INET ? 32 : 128;
+	if (slash) {
+		plen = strtol(slash + 1, &end, 10);
+		if (*end || end == slash + 1 || plen < 0 || plen > (fam == AF_INET ? 32 : 128))
+			return 0; /* malformed: the library's parser names the problem */
+	}
+	return sbx__special_overlap(fam, a, (unsigned)plen, NULL, 0, why, size) ==
+	       SBX_SPECIAL_INSIDE;
+}
+
 static int all_traffic(const char *s)
 {
 	return strcmp(s, "0.0.0.0/0") == 0 || strcmp(s, "ALL_TRAFFIC") == 0;
@@ -155,7 +193,7 @@ int e2b_apply_network(
 	const struct create_req *cr, sbx_policy *p, json_t **echo, char *err, size_t esize)
 {
 	int deny_all = cr->internet == 0, partial = 0;
-	char priv[32];
+	char priv[32], why[256];
 	size_t k;
 	json_t *v;
 
@@ -186,7 +224,13 @@ int e2b_apply_network(
 		const char *e = json_string_value(v);
 		int rc;
 
-		if (is_address(e) && overlaps_private(e, priv, sizeof(priv))) {
+		if (is_address(e) && inside_special(e, why, sizeof(why))) {
+			snprintf(err, esize,
+				 "allow out entry \"%.128s\" lies inside %s, which no sandbox ever "
+				 "reaches; this server refuses it rather than drop it",
+				 e, why);
+			return -1;
+		} else if (is_address(e) && overlaps_private(e, priv, sizeof(priv))) {
 			snprintf(err, esize,
 				 "allow out entry \"%.128s\" overlaps %s, which E2B always "
 				 "denies to sandboxes; this server refuses it rather than drop it",
