@@ -118,7 +118,8 @@ static void describe(char *dst,
 }
 
 /* One range against the entry: INSIDE, CONTAINS or NONE. */
-static int relate(int family, const uint8_t *a, unsigned plen, int sfam, const uint8_t *s, unsigned splen)
+static int
+relate(int family, const uint8_t *a, unsigned plen, int sfam, const uint8_t *s, unsigned splen)
 {
 	if (family != sfam)
 		return SBX_SPECIAL_NONE;

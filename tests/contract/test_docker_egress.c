@@ -16,10 +16,20 @@
  * one test (and put back as it was, whatever the test's outcome), an IPv6
  * entry reaches its canary on its port and nothing else.
  *
+ * Addresses no allowlist opens: inside an operator range that holds them,
+ * an entry naming a metadata or link-local address, or an address of the
+ * host, is refused; a wide range that holds the host's own address reaches
+ * the canaries and not the host; and a packet the sandbox sends with a
+ * source that is not its own address (forged from the test, which enters
+ * the sandbox's namespace as root) never reaches the canary.
+ *
  * Safety: sandboxes and the test send only to canary addresses (routed to
  * the canaries' own links, checked by canary_start) and to loopback. Names
  * are resolved only from a hosts file this test writes.
  */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -646,6 +657,204 @@ static void test_egress_allow__name_to_special_address_refused(void **state)
 	}
 }
 
+/* The sandbox's init pid on the host, as text. */
+static void sandbox_pid(sbx_sandbox *s, char *dst, size_t len)
+{
+	char path[256];
+	json_t *info;
+	long st = 0;
+
+	snprintf(path, sizeof(path), "/containers/%s/json", sbx_sandbox_id(s));
+	info = t_engine_get(path, &st);
+	assert_int_equal(st, 200);
+	snprintf(dst, len, "%lld",
+		 (long long)json_integer_value(
+			 json_object_get(json_object_get(info, "State"), "Pid")));
+	json_decref(info);
+}
+
+/* The host's side of canary c's link ("198.18.X.1"): an address of the host. */
+static void canary_host_side(const struct canary *c, char *dst, size_t len)
+{
+	snprintf(dst, len, "%.*s1", (int)(strrchr(c->addr4, '.') - c->addr4 + 1), c->addr4);
+}
+
+/*
+ * Inside an operator range that holds them (0.0.0.0/1 and 128.0.0.0/1),
+ * an entry naming one metadata or link-local address, or an address of this
+ * host or of a bridge on it, is refused, with the address and why; nothing
+ * is created. Nothing is contacted: the addresses are only parsed.
+ */
+static void test_egress_allow__special_entries_refused_inside_operator_range(void **state)
+{
+	static const char cfg_json[] =
+		"{\"egress\": {\"cidrs\": [\"0.0.0.0/1\", \"128.0.0.0/1\", \"::/1\", "
+		"\"8000::/1\"]}}";
+	static const struct {
+		const char *spec, *why;
+	} at_parse[] = {
+		{"169.254.169.254/32:80", "cloud metadata"},
+		{"169.254.0.1/32", "link-local"},
+		{"100.100.100.200", "Alibaba"},
+		{"168.63.129.16/32", "Azure"},
+		{"fd00:ec2::254", "fd00:ec2::"},
+		{"[fe80::1]:80", "link-local"},
+	};
+	struct fx *f = *state;
+	sbx_backend_options o = SBX_BACKEND_OPTIONS_INIT;
+	sbx_config *cfg = NULL;
+	sbx_backend *b = NULL;
+	char label[160], own[2][64], docker0[64] = "";
+	int nown = 0;
+
+	NEED_READY();
+	assert_int_equal(sbx_config_parse(&cfg, cfg_json, strlen(cfg_json), "operator"), 0);
+	o.config = cfg;
+	o.hosts_file = hosts_path;
+	assert_int_equal(sbx_backend_open(&b, "docker", &o), 0);
+	sbx_config_free(cfg);
+	snprintf(label, sizeof(label), "io.sandboxio.tenant=%s", t_tenant());
+	for (size_t i = 0; i < sizeof(at_parse) / sizeof(at_parse[0]); i++) {
+		sbx_policy *p = t_policy();
+
+		if (sbx_policy_allow_cidr_spec(p, at_parse[i].spec) != SBX_EINVALID)
+			fail_msg("%s was accepted", at_parse[i].spec);
+		if (!strstr(sbx_error_last()->message, at_parse[i].why) ||
+		    !strstr(sbx_error_last()->message, "never"))
+			fail_msg("%s: '%s' does not say '%s'", at_parse[i].spec,
+				 sbx_error_last()->message, at_parse[i].why);
+		assert_int_equal(sbx_policy_allow_count(p), 0);
+		sbx_policy_free(p);
+	}
+	/* The host's own addresses: the canary's link on the host, and docker0's
+	 * (e.g. 172.17.0.1; only parsed, never contacted) when there is one. */
+	canary_host_side(canary_get(f->c, 0), own[nown], sizeof(own[nown]));
+	strcat(own[nown++], "/32");
+	{
+		const char *const argv[] = {"sh", "-c",
+					    "ip -4 -o addr show dev docker0 2>/dev/null | "
+					    "awk '{split($4,a,\"/\"); print a[1]; exit}'",
+					    NULL};
+		if (canary_spawn(argv, docker0, sizeof(docker0)) == 0 && docker0[0]) {
+			docker0[strcspn(docker0, "\n")] = '\0';
+			snprintf(own[nown++], sizeof(own[0]), "%s/32", docker0);
+		}
+	}
+	for (int i = 0; i < nown; i++) {
+		sbx_policy *p = t_policy();
+		sbx_sandbox *s = NULL;
+		int before = t_engine_count_label(label);
+		char addr[64];
+
+		snprintf(addr, sizeof(addr), "%.*s", (int)strcspn(own[i], "/"), own[i]);
+		assert_int_equal(sbx_policy_allow_cidr(p, own[i], 80), 0);
+		assert_int_equal(sbx_sandbox_create(&s, b, p), SBX_EDENIED);
+		if (!strstr(sbx_error_last()->message, addr) ||
+		    !strstr(sbx_error_last()->message, "this host's own address"))
+			fail_msg("%s: '%s'", own[i], sbx_error_last()->message);
+		assert_null(s);
+		assert_int_equal(t_engine_count_label(label), before);
+		sbx_policy_free(p);
+	}
+	sbx_backend_free(b);
+}
+
+/*
+ * A wide range (128.0.0.0/1) holds the canaries and the host's side of
+ * their links: the canary answers, and a listener of the test on the host's
+ * side records nothing, because the host's own addresses are dropped before
+ * any accept.
+ */
+static void test_egress_allow__wide_range_reaches_canary_not_host(void **state)
+{
+	struct fx *f = *state;
+	const struct canary *c1;
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t sl = sizeof(sa);
+	char host[32], port[8], got[256], *out;
+	sbx_sandbox *s;
+	int l, c;
+
+	NEED_READY();
+	c1 = canary_get(f->c, 1);
+	canary_host_side(c1, host, sizeof(host));
+	l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	assert_true(l >= 0);
+	assert_int_equal(inet_pton(AF_INET, host, &sa.sin_addr), 1);
+	assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(l, 8), 0);
+	assert_int_equal(getsockname(l, (struct sockaddr *)&sa, &sl), 0);
+	snprintf(port, sizeof(port), "%u", ntohs(sa.sin_port));
+	{
+		const char *const specs[] = {"c:128.0.0.0/1", NULL};
+		s = allowed_sandbox(f, specs);
+	}
+	{
+		const char *t[] = {"tcp", c1->addr4, "80", "tcp", host, port, NULL};
+		out = probe(s, t);
+	}
+	answer(out, "tcp", c1->addr4, "80", got, sizeof(got));
+	if (strncmp(got, "ok HTTP/1.0 200 OK", 18) != 0)
+		fail_msg("canary %s inside 128.0.0.0/1 did not answer: %s", c1->addr4, got);
+	expect_one_of(out, "tcp", host, port, "EHOSTUNREACH|ECONNREFUSED|timeout");
+	free(out);
+	/* The probe has given up on the host: had a SYN arrived, the
+	 * connection would be waiting in the queue. */
+	c = accept(l, NULL, NULL);
+	assert_int_equal(c, -1);
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+	close(l);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+}
+
+/*
+ * Anti-spoofing: the test enters the sandbox's network namespace (root,
+ * nsenter) and sends one UDP datagram to the canary's echo port from a
+ * forged source (198.51.100.7, bound with IP_TRANSPARENT), then one from
+ * the sandbox's own address. The canary records the genuine one only. The
+ * forged one was sent first on the same link, so once the genuine one has
+ * arrived, a forged one that got through would have too.
+ */
+static void test_egress_allow__spoofed_source_dropped(void **state)
+{
+	static const char py[] = "import socket,sys\n"
+				 "d=(sys.argv[1],7)\n"
+				 "f=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
+				 "f.setsockopt(socket.SOL_IP,19,1)\n" /* IP_TRANSPARENT */
+				 "f.bind(('198.51.100.7',0))\n"
+				 "f.sendto(b'forged',d)\n"
+				 "g=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
+				 "g.sendto(b'genuine',d)\n"
+				 "print('sent',flush=True)\n";
+	struct fx *f = *state;
+	const struct canary *c2;
+	char pid[24], spec[40], out[64] = "";
+	unsigned udp2, any2;
+	sbx_sandbox *s;
+
+	NEED_READY();
+	c2 = canary_get(f->c, 2);
+	snprintf(spec, sizeof(spec), "c:%s", c2->prefix4);
+	{
+		const char *const specs[] = {spec, NULL};
+		s = allowed_sandbox(f, specs);
+	}
+	sandbox_pid(s, pid, sizeof(pid));
+	udp2 = canary_arrivals(f->c, 2, CANARY_UDP);
+	any2 = canary_arrivals(f->c, 2, CANARY_ANY);
+	{
+		const char *const argv[] = {"nsenter", "-t", pid,	"-n", "python3",
+					    "-c",      py,   c2->addr4, NULL};
+		assert_int_equal(canary_spawn(argv, out, sizeof(out)), 0);
+	}
+	assert_string_equal(out, "sent\n");
+	assert_int_equal(canary_wait(f->c, 2, CANARY_UDP, udp2 + 1, 10000), udp2 + 1);
+	assert_int_equal(canary_wait(f->c, 2, CANARY_ANY, any2 + 1, 10000), any2 + 1);
+	assert_int_equal(canary_arrivals(f->c, 2, CANARY_UDP), udp2 + 1);
+	assert_int_equal(canary_arrivals(f->c, 2, CANARY_ANY), any2 + 1);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+}
+
 static void test_egress_allow__ipv6_refused_without_forwarding(void **state)
 {
 	struct fx *f = *state;
@@ -921,6 +1130,9 @@ int main(void)
 		cmocka_unit_test(test_egress_allow__ipv6_to_other_canaries_fails),
 		cmocka_unit_test(test_egress_allow__pinned_and_still_network_none),
 		cmocka_unit_test(test_egress_allow__name_to_special_address_refused),
+		cmocka_unit_test(test_egress_allow__special_entries_refused_inside_operator_range),
+		cmocka_unit_test(test_egress_allow__wide_range_reaches_canary_not_host),
+		cmocka_unit_test(test_egress_allow__spoofed_source_dropped),
 		cmocka_unit_test(test_egress_allow__ipv6_refused_without_forwarding),
 		cmocka_unit_test(test_egress_allow__two_sandboxes_do_not_share),
 		cmocka_unit_test(test_egress_allow__reaper_removes_leftovers),
