@@ -25,6 +25,18 @@ int sbx__audit_open(struct sbx__audit **out,
 		    sbx_audit_cb cb,
 		    void *payload,
 		    const char *backend);
+/*
+ * The same, with the sink the operator requires (the system config's
+ * audit.path; NULL: none) written first: the caller's path and callback
+ * add to it and cannot replace it. The caller's path, when it is the same
+ * file, is written once.
+ */
+int sbx__audit_open_required(struct sbx__audit **out,
+			     const char *required,
+			     const char *path,
+			     sbx_audit_cb cb,
+			     void *payload,
+			     const char *backend);
 void sbx__audit_free(struct sbx__audit *a);
 const char *sbx__audit_why(const struct sbx__audit *a);
 

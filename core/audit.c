@@ -47,6 +47,7 @@ struct sbx__audit {
 	char host[65];
 	uint64_t seq;
 	char why[512];
+	struct sbx__audit *next; /* the caller's sink, after the operator's */
 };
 
 const char *sbx__error_code_name(int code)
@@ -133,10 +134,48 @@ int sbx__audit_open(struct sbx__audit **out,
 	return 0;
 }
 
+int sbx__audit_open_required(struct sbx__audit **out,
+			     const char *required,
+			     const char *path,
+			     sbx_audit_cb cb,
+			     void *payload,
+			     const char *backend)
+{
+	struct sbx__audit *op = NULL, *caller = NULL;
+	struct stat a, b;
+	int rc;
+
+	if (!required)
+		return sbx__audit_open(out, path, cb, payload, backend);
+	*out = NULL;
+	rc = sbx__audit_open(&op, required, NULL, NULL, backend);
+	if (rc < 0)
+		return sbx__error_wrap("the audit log the system config requires (audit.path)");
+	rc = sbx__audit_open(&caller, path, cb, payload, backend);
+	if (rc < 0) {
+		sbx__audit_free(op);
+		return rc;
+	}
+	/* The same file named twice is written once. */
+	if (caller && caller->fd >= 0 && fstat(caller->fd, &a) == 0 && fstat(op->fd, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		close(caller->fd);
+		caller->fd = -1;
+		if (!caller->cb) {
+			sbx__audit_free(caller);
+			caller = NULL;
+		}
+	}
+	op->next = caller;
+	*out = op;
+	return 0;
+}
+
 void sbx__audit_free(struct sbx__audit *a)
 {
 	if (!a)
 		return;
+	sbx__audit_free(a->next);
 	if (a->fd >= 0)
 		close(a->fd);
 	pthread_mutex_destroy(&a->lock);
@@ -241,6 +280,7 @@ static int write_file(struct sbx__audit *a, const char *line, size_t len)
 /* Redacts, numbers, encodes and writes ev (stolen). */
 static int emit(struct sbx__audit *a, json_t *ev)
 {
+	json_t *copy = NULL;
 	char *text;
 	size_t len;
 	int rc = 0;
@@ -249,6 +289,10 @@ static int emit(struct sbx__audit *a, json_t *ev)
 		return fail(a, ENOMEM, "build event");
 	/* The one redactor, before any encoding (core/record.c). */
 	sbx__record_redact(ev);
+	if (a->next && !(copy = json_deep_copy(ev))) {
+		json_decref(ev);
+		return fail(a, ENOMEM, "build event");
+	}
 	pthread_mutex_lock(&a->lock);
 	json_object_set_new(ev, "seq", json_integer((json_int_t)++a->seq));
 	/* "v" first: every line starts the same way, which the repair relies on. */
@@ -256,6 +300,7 @@ static int emit(struct sbx__audit *a, json_t *ev)
 	json_decref(ev);
 	if (!text) {
 		pthread_mutex_unlock(&a->lock);
+		json_decref(copy);
 		return fail(a, ENOMEM, "encode event");
 	}
 	len = strlen(text);
@@ -267,6 +312,15 @@ static int emit(struct sbx__audit *a, json_t *ev)
 	}
 	pthread_mutex_unlock(&a->lock);
 	free(text);
+	/* Then the caller's sink, which adds to the operator's. */
+	if (copy) {
+		int rc2 = emit(a->next, copy);
+
+		if (rc == 0 && rc2 < 0) {
+			snprintf(a->why, sizeof(a->why), "%s", a->next->why);
+			rc = rc2;
+		}
+	}
 	return rc;
 }
 
