@@ -42,6 +42,7 @@ enum sbx__config_type {
 	SBX__CFG_BACKENDS,
 	SBX__CFG_BOOL,
 	SBX__CFG_TIER,
+	SBX__CFG_PATH,
 };
 
 /*
@@ -94,6 +95,32 @@ int sbx__config_check_secrets(const sbx_config *c, size_t n);
  */
 int sbx__config_check_egress_host(const sbx_config *c, const char *host);
 int sbx__config_check_egress_cidr(const sbx_config *c, const char *cidr);
+
+/*
+ * Whether c carries the operator's bound: the system config (or one
+ * narrowed from it) loaded by sbx_config_load_narrowed() from an existing
+ * system file. Then the call's arguments and environment are untrusted, and
+ * what they could otherwise choose (how allowed names resolve, which init
+ * becomes PID 1, whether there is an audit) is the operator's.
+ */
+int sbx__config_operator_bound(const sbx_config *c);
+
+/* The system config's egress.hosts_file and audit.path (NULL: none). */
+const char *sbx__config_hosts_file(const sbx_config *c);
+const char *sbx__config_audit_path(const sbx_config *c);
+
+/*
+ * Checks the caller's choices of a docker backend against c (NULL: the
+ * built-in config) and says which hosts file resolves allowlist names:
+ * *hosts_file is c's egress.hosts_file when it has one, else caller_hosts.
+ * Under the operator's bound, a caller's hosts file (caller_hosts, or
+ * $SANDBOXIO_HOSTS_FILE) and $SANDBOXIO_INIT are refused with SBX_EDENIED
+ * naming the system config; so is, under any config that names a hosts
+ * file, a caller's different one.
+ */
+int sbx__config_check_backend_choices(const sbx_config *c,
+				      const char *caller_hosts,
+				      const char **hosts_file);
 
 /* sbx_config_load() with the system path replaced (for tests). */
 int sbx__config_load_search(sbx_config **out, const char *path, const char *system_path);

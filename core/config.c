@@ -66,7 +66,9 @@ struct sbx_config {
 	int require_tenant, require_tenant_set;
 	sbx_tier min_tier;
 	int min_tier_set;
-	int is_file; /* parsed from text: an absent "egress" then permits nothing */
+	int is_file;	  /* parsed from text: an absent "egress" then permits nothing */
+	char *hosts_file; /* egress.hosts_file: resolves allowlist names; NULL: the host's resolver */
+	char *audit_path; /* audit.path: a sink no call turns off */
 	/*
 	 * Layered (sbx_config_load_narrowed() with a narrowing file): source is
 	 * the narrowing file, sys_source the system file (NULL: built-in), and
@@ -133,6 +135,11 @@ const struct sbx__config_key sbx__config_keys[] = {
 	{"egress", SBX__CFG_OBJECT, 0, 0, "what any allowlist must stay inside"},
 	{"egress.cidrs", SBX__CFG_CIDRS, 0, 0, "permitted prefixes"},
 	{"egress.hosts", SBX__CFG_HOSTS, 0, 0, "permitted host names"},
+	{"egress.hosts_file", SBX__CFG_PATH, 0, 0,
+	 "absolute path of a hosts(5) file: the only place allowlist names resolve"},
+	{"audit", SBX__CFG_OBJECT, 0, 0, "the audit the operator requires"},
+	{"audit.path", SBX__CFG_PATH, 0, 0,
+	 "absolute path of an audit log (JSON Lines) every sandbox writes to"},
 	{"backends", SBX__CFG_BACKENDS, 0, 0, "permitted backends"},
 	{"secrets", SBX__CFG_BOOL, 0, 0, "whether secrets may be passed"},
 	{"require_tenant", SBX__CFG_BOOL, 0, 0, "whether a call must set a tenant id"},
@@ -369,6 +376,7 @@ static int read_bound(const struct parse *ps, const struct sbx__config_key *k, j
 	case SBX__CFG_BACKENDS:
 	case SBX__CFG_BOOL:
 	case SBX__CFG_TIER:
+	case SBX__CFG_PATH:
 		return perr(ps, k->path, "not a bound");
 	}
 	if (val < slot_range[slot].min || val > slot_range[slot].max)
@@ -628,6 +636,7 @@ static int read_list(const struct parse *ps, const struct sbx__config_key *k, js
 		case SBX__CFG_IMAGE:
 		case SBX__CFG_BOOL:
 		case SBX__CFG_TIER:
+		case SBX__CFG_PATH:
 			return perr(ps, what, "not a list");
 		}
 		if (rc < 0)
@@ -699,6 +708,19 @@ static int parse_value(struct parse *ps, const struct sbx__config_key *k, json_t
 			return perr(ps, k->path, "%s", sbx_error_last()->message);
 		c->min_tier_set = 1;
 		return 0;
+	case SBX__CFG_PATH: {
+		char **dst = strcmp(k->path, "audit.path") == 0 ? &c->audit_path : &c->hosts_file;
+
+		if (!json_is_string(v))
+			return perr(ps, k->path, "expected an absolute path, got %s", type_name(v));
+		s = json_string_value(v);
+		if (s[0] != '/' || strlen(s) >= PATH_MAX || strlen(s) != json_string_length(v))
+			return perr(ps, k->path, "\"%.64s\" is not an absolute path", s);
+		*dst = strdup(s);
+		return *dst ? 0
+			    : sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_POLICY,
+					     "config: out of memory");
+	}
 	}
 	return perr(ps, k->path, "unknown type");
 }
@@ -839,6 +861,8 @@ void sbx_config_free(sbx_config *c)
 	free(c->source);
 	free(c->sys_source);
 	free(c->def_image);
+	free(c->hosts_file);
+	free(c->audit_path);
 	list_free(c->images, c->images_n);
 	free(c->cidrs);
 	list_free(c->cidr_text, c->cidrs_n);
@@ -1337,6 +1361,16 @@ static int narrow(sbx_config **out, const sbx_config *sys, const sbx_config *nar
 	rc = narrow_bounds(m, sys, nar);
 	if (rc == 0)
 		rc = narrow_lists(m, sys, nar);
+	if (rc == 0 && nar->hosts_file)
+		rc = nrefuse(sys, nar, "egress.hosts_file",
+			     "only the system config says how allowed names resolve");
+	if (rc == 0 && nar->audit_path)
+		rc = nrefuse(sys, nar, "audit.path",
+			     "only the system config requires an audit log; a call adds one "
+			     "with --audit-log (sbx_backend_options.audit_path)");
+	if (rc == 0 && ((sys->hosts_file && !(m->hosts_file = strdup(sys->hosts_file))) ||
+			(sys->audit_path && !(m->audit_path = strdup(sys->audit_path)))))
+		rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_POLICY, "config: out of memory");
 	if (rc < 0)
 		goto fail;
 
@@ -1407,6 +1441,78 @@ int sbx_config_load_narrowed(sbx_config **out, const char *path)
 {
 	sbx__error_clear();
 	return sbx__config_load_narrowed(out, path, SBX_CONFIG_SYSTEM_PATH, 0);
+}
+
+/* ===== What the operator's bound takes from the caller ===== */
+
+int sbx__config_operator_bound(const sbx_config *c)
+{
+	return c && ((c->is_system && c->source) || (c->layered && c->sys_source));
+}
+
+const char *sbx__config_hosts_file(const sbx_config *c)
+{
+	return c ? c->hosts_file : NULL;
+}
+
+const char *sbx__config_audit_path(const sbx_config *c)
+{
+	return c ? c->audit_path : NULL;
+}
+
+/* The system config's file, for messages. */
+static const char *system_source(const sbx_config *c)
+{
+	return c->layered ? c->sys_source : c->source;
+}
+
+int sbx__config_check_backend_choices(const sbx_config *c,
+				      const char *caller_hosts,
+				      const char **hosts_file)
+{
+	const char *env_hosts = secure_getenv("SANDBOXIO_HOSTS_FILE");
+	const char *env_init = secure_getenv("SANDBOXIO_INIT");
+
+	*hosts_file = caller_hosts;
+	if (!c)
+		return 0;
+	if (sbx__config_operator_bound(c)) {
+		const char *how = c->hosts_file ? "the system config's egress.hosts_file"
+						: "the host's resolver";
+
+		if (caller_hosts && *caller_hosts)
+			return sbx__error_set(
+				SBX_EDENIED, SBX_ERRCLASS_POLICY,
+				"hosts file %.200s (--hosts-file) refused: the system config %s "
+				"bounds this call, and allowed names resolve with %s, never with "
+				"a file the caller names",
+				caller_hosts, system_source(c), how);
+		if (env_hosts && *env_hosts)
+			return sbx__error_set(
+				SBX_EDENIED, SBX_ERRCLASS_POLICY,
+				"$SANDBOXIO_HOSTS_FILE (%.200s) refused: the system config %s "
+				"bounds "
+				"this call, and allowed names resolve with %s; unset it",
+				env_hosts, system_source(c), how);
+		if (env_init && *env_init)
+			return sbx__error_set(
+				SBX_EDENIED, SBX_ERRCLASS_POLICY,
+				"$SANDBOXIO_INIT (%.200s) refused: the system config %s bounds "
+				"this "
+				"call, and the init that becomes every sandbox's PID 1 is the "
+				"installed one (" SBX_LIBEXECDIR "/sbx-init); unset it",
+				env_init, system_source(c));
+	}
+	if (c->hosts_file) {
+		if (caller_hosts && *caller_hosts && strcmp(caller_hosts, c->hosts_file) != 0)
+			return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_POLICY,
+					      "hosts file %.200s refused: config %s names "
+					      "egress.hosts_file %.200s, the only place allowed "
+					      "names resolve",
+					      caller_hosts, source_name(c), c->hosts_file);
+		*hosts_file = c->hosts_file;
+	}
+	return 0;
 }
 
 /* ===== The merge ===== */

@@ -150,6 +150,8 @@ int sbx_run_options_init(sbx_run_options *opts, unsigned int version)
 int sbx_backend_open(sbx_backend **out, const char *name, const sbx_backend_options *opts)
 {
 	const struct sbx_backend_ops *ops = NULL;
+	const sbx_config *cfg = NULL;
+	sbx_backend_options bound;
 	sbx_backend *b;
 	int rc;
 
@@ -178,6 +180,22 @@ int sbx_backend_open(sbx_backend **out, const char *name, const sbx_backend_opti
 		rc = sbx__config_check_backend(opts->config, ops->name);
 		if (rc < 0)
 			return rc;
+		cfg = opts->config;
+	}
+	/* What the operator's bound takes from the caller (core/config.c). */
+	if (strcmp(ops->name, "docker") == 0) {
+		const char *hf = NULL;
+
+		rc = sbx__config_check_backend_choices(
+			cfg, opts && opts->version >= 4 ? opts->hosts_file : NULL, &hf);
+		if (rc < 0)
+			return rc;
+		if (opts) {
+			bound = *opts;
+			if (opts->version >= 4)
+				bound.hosts_file = hf;
+			opts = &bound;
+		}
 	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -189,8 +207,12 @@ int sbx_backend_open(sbx_backend **out, const char *name, const sbx_backend_opti
 		return rc;
 	}
 	if (opts && opts->version >= 3)
-		rc = sbx__audit_open(&b->audit, opts->audit_path, opts->audit_cb,
-				     opts->audit_payload, ops->name);
+		rc = sbx__audit_open_required(&b->audit, sbx__config_audit_path(cfg),
+					      opts->audit_path, opts->audit_cb, opts->audit_payload,
+					      ops->name);
+	else
+		rc = sbx__audit_open_required(&b->audit, sbx__config_audit_path(cfg), NULL, NULL,
+					      NULL, ops->name);
 	if (rc < 0) {
 		ops->free(b->state);
 		free(b);
