@@ -18,6 +18,8 @@ struct sbx__owner {
 	char boot[40];
 	long long pid;		  /* 0: detached */
 	unsigned long long start; /* the owner's start time, in clock ticks after boot */
+	unsigned long long
+		pidns; /* the inode of its PID namespace (/proc/self/ns/pid); 0: unknown */
 };
 
 /* The metadata keys every backend records (values are decimal strings). */
@@ -45,5 +47,26 @@ int sbx__owner_judge(const struct sbx__owner *self,
 		     const char *pid,
 		     const char *start,
 		     const char **why);
+
+/* The inode of this process's PID namespace; 0 when it cannot be read. */
+unsigned long long sbx__owner_pidns(void);
+
+/*
+ * sbx__owner_judge() with the owner's PID namespace (the docker backend
+ * records it): a pid is only a process identity inside its namespace, and
+ * two owners in two containers on one host (host networking gives them
+ * one host name; the boot id is the kernel's) may hold the same pid. So an
+ * owner whose namespace is not the judge's is left to its deadline, like
+ * another host's; a sandbox without the label (an older version's) whose
+ * pid would otherwise be judged is skipped, with the reason.
+ */
+int sbx__owner_judge_ns(const struct sbx__owner *self,
+			const char *deadline,
+			const char *host,
+			const char *boot,
+			const char *pid,
+			const char *start,
+			const char *pidns,
+			const char **why);
 
 #endif

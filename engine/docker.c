@@ -342,6 +342,8 @@ static json_t *labels_for(
 		snprintf(buf, sizeof(buf), "%llu", start);
 		json_object_set_new(l, SBX_LABEL_PREFIX "owner-start", json_string(buf));
 	}
+	snprintf(buf, sizeof(buf), "%llu", sbx__owner_pidns());
+	json_object_set_new(l, SBX_LABEL_PREFIX "owner-pidns", json_string(buf));
 	snprintf(buf, sizeof(buf), "%lld", (long long)created);
 	json_object_set_new(l, SBX_LABEL_PREFIX "created", json_string(buf));
 	snprintf(buf, sizeof(buf), "%lld", (long long)deadline);

@@ -5,8 +5,10 @@
  * Only containers labelled managed-by=sandboxio are considered, and a
  * container is removed only for a reason its labels prove: its deadline is
  * in the past, or its owner process is gone. "Gone" is judged on the host
- * and boot that made it: the owner's pid must be absent, or present with a
- * different start time (a reused pid is not the owner). A detached sandbox
+ * and boot that made it, in the PID namespace that made it (recorded as
+ * owner-pidns; another namespace's owner is left to its deadline, and a
+ * sandbox without the label is skipped): the owner's pid must be absent,
+ * or present with a different start time (a reused pid is not the owner). A detached sandbox
  * (owner pid 0) has no owner and waits for its deadline. A label that
  * cannot be parsed makes the container a skip, reported, never a removal.
  */
@@ -33,9 +35,10 @@ static sbx_reap_reason judge(struct docker *d, json_t *labels, const char **why)
 #define LABEL(k) json_string_value(json_object_get(labels, SBX_LABEL_PREFIX k))
 	snprintf(self.host, sizeof(self.host), "%s", d->hostname);
 	snprintf(self.boot, sizeof(self.boot), "%s", d->boot_id);
-	return (sbx_reap_reason)sbx__owner_judge(&self, LABEL("deadline"), LABEL("owner-host"),
-						 LABEL("owner-boot"), LABEL("owner-pid"),
-						 LABEL("owner-start"), why);
+	self.pidns = sbx__owner_pidns();
+	return (sbx_reap_reason)sbx__owner_judge_ns(
+		&self, LABEL("deadline"), LABEL("owner-host"), LABEL("owner-boot"),
+		LABEL("owner-pid"), LABEL("owner-start"), LABEL("owner-pidns"), why);
 #undef LABEL
 }
 

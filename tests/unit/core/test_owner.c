@@ -94,9 +94,60 @@ static void test_owner__deadline_host_and_detached(void **state)
 			 SBX_REAP_SKIPPED);
 }
 
+/*
+ * The docker reaper's judgement (sbx__owner_judge_ns): an owner in another
+ * PID namespace holding the same pid as a live process here is never taken
+ * for it, and a label without the namespace is skipped with a reason.
+ */
+static void test_owner__pid_namespace_decides(void **state)
+{
+	struct sbx__owner me;
+	char pid[32], start[32], ns[32], other_ns[32];
+	const char *why = NULL;
+	pid_t child = fork();
+
+	(void)state;
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	sbx__owner_self(&me, 0);
+	assert_true(me.pidns != 0);
+	assert_int_equal(me.pidns, sbx__owner_pidns());
+	snprintf(pid, sizeof(pid), "%lld", me.pid);
+	snprintf(start, sizeof(start), "%llu", me.start);
+	snprintf(ns, sizeof(ns), "%llu", me.pidns);
+	snprintf(other_ns, sizeof(other_ns), "%llu", me.pidns + 1);
+	/* Alive here, same namespace: kept. */
+	assert_int_equal(sbx__owner_judge_ns(&me, future, me.host, me.boot, pid, start, ns, &why),
+			 0);
+	/* A dead pid of this namespace: gone. */
+	snprintf(pid, sizeof(pid), "%ld", (long)child);
+	assert_int_equal(sbx__owner_judge_ns(&me, future, me.host, me.boot, pid, "5", ns, &why),
+			 SBX_REAP_OWNER_GONE);
+	/* The same dead pid in another namespace (another container on this
+	 * host and boot, with the same host name): left to its deadline. */
+	assert_int_equal(
+		sbx__owner_judge_ns(&me, future, me.host, me.boot, pid, "5", other_ns, &why), 0);
+	/* An older label without the namespace: skipped, with the reason. */
+	why = NULL;
+	assert_int_equal(sbx__owner_judge_ns(&me, future, me.host, me.boot, pid, "5", NULL, &why),
+			 SBX_REAP_SKIPPED);
+	assert_non_null(strstr(why, "owner-pidns"));
+	assert_int_equal(sbx__owner_judge_ns(&me, future, me.host, me.boot, pid, "5", "x", &why),
+			 SBX_REAP_SKIPPED);
+	/* The deadline and another boot still decide first. */
+	assert_int_equal(sbx__owner_judge_ns(&me, past, me.host, me.boot, pid, "5", NULL, &why),
+			 SBX_REAP_DEADLINE_PASSED);
+	assert_int_equal(
+		sbx__owner_judge_ns(&me, future, me.host, "another-boot", pid, "5", other_ns, &why),
+		SBX_REAP_OWNER_REBOOTED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_owner__pid_namespace_decides),
 		cmocka_unit_test(test_owner__self_is_alive),
 		cmocka_unit_test(test_owner__dead_owner_condemned),
 		cmocka_unit_test(test_owner__deadline_host_and_detached),
