@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "core/config-int.h"
 #include "support/engine.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -527,6 +528,167 @@ static void test_engine_config__env_config_binds(void **state)
 	sbx_backend_free(b);
 }
 
+/* ===== What the system config takes from the caller ===== */
+
+/* Loads sys_path as the system config (owner: this user, as root owns it). */
+static sbx_config *load_system(const char *sys_path, const char *narrowing)
+{
+	sbx_config *c = NULL;
+
+	if (sbx__config_load_narrowed(&c, narrowing, sys_path, getuid()) != 0)
+		fail_msg("load system config %s: %s", sys_path, sbx_error_last()->message);
+	return c;
+}
+
+/* Opens docker bound by c with the init given explicitly (the program's
+ * choice), and the caller's hosts file and audit log; returns the code. */
+static int
+open_bound(sbx_backend **b, sbx_config *c, const char *init, const char *hosts, const char *audit)
+{
+	sbx_backend_options o = SBX_BACKEND_OPTIONS_INIT;
+
+	o.config = c;
+	o.init_path = init;
+	o.hosts_file = hosts;
+	o.audit_path = audit;
+	*b = NULL;
+	return sbx_backend_open(b, "docker", &o);
+}
+
+/*
+ * Under the system config, allowed names resolve where the operator says
+ * (egress.hosts_file here): a caller's --hosts-file, $SANDBOXIO_HOSTS_FILE
+ * and $SANDBOXIO_INIT are refused naming the system config, and the name
+ * is pinned to the operator's address, not the caller's. The addresses are
+ * only pinned, never contacted.
+ */
+static void test_engine_config__system_config_owns_resolution_and_init(void **state)
+{
+	char op_hosts[160], caller_hosts[160], text[512], init[512];
+	const char *sys_path, *env_init = getenv("SANDBOXIO_INIT");
+	sbx_config *c;
+	sbx_backend *b;
+	sbx_policy *p;
+	sbx_sandbox *s = NULL;
+	json_t *j, *pins;
+
+	(void)state;
+	snprintf(init, sizeof(init), "%s", env_init ? env_init : SBX_LIBEXECDIR "/sbx-init");
+	snprintf(op_hosts, sizeof(op_hosts), "%s",
+		 write_config("op-hosts", "198.51.100.7 canary-a.test\n", 0644));
+	snprintf(caller_hosts, sizeof(caller_hosts), "%s",
+		 write_config("caller-hosts", "203.0.113.9 canary-a.test\n", 0644));
+	snprintf(text, sizeof(text),
+		 "{\"egress\": {\"hosts\": [\"canary-a.test\"], \"hosts_file\": \"%s\"}}\n",
+		 op_hosts);
+	sys_path = write_config("system.json", text, 0644);
+	c = load_system(sys_path, NULL);
+	assert_true(sbx__config_operator_bound(c));
+	unsetenv("SANDBOXIO_INIT");
+
+	assert_int_equal(open_bound(&b, c, init, caller_hosts, NULL), SBX_EDENIED);
+	assert_msg("--hosts-file");
+	assert_msg(sys_path);
+	setenv("SANDBOXIO_HOSTS_FILE", caller_hosts, 1);
+	assert_int_equal(open_bound(&b, c, init, NULL, NULL), SBX_EDENIED);
+	assert_msg("$SANDBOXIO_HOSTS_FILE");
+	unsetenv("SANDBOXIO_HOSTS_FILE");
+	setenv("SANDBOXIO_INIT", init, 1);
+	assert_int_equal(open_bound(&b, c, init, NULL, NULL), SBX_EDENIED);
+	assert_msg("$SANDBOXIO_INIT");
+	unsetenv("SANDBOXIO_INIT");
+
+	assert_int_equal(open_bound(&b, c, init, NULL, NULL), 0);
+	p = t_policy();
+	assert_int_equal(sbx_policy_allow_host(p, "canary-a.test", 80), 0);
+	if (sbx_sandbox_create(&s, b, p) != 0)
+		fail_msg("create: %s", sbx_error_last()->message);
+	j = inspect(s);
+	pins = json_object_get(json_object_get(j, "HostConfig"), "ExtraHosts");
+	assert_int_equal(json_array_size(pins), 1);
+	assert_string_equal(json_string_value(json_array_get(pins, 0)),
+			    "canary-a.test:198.51.100.7");
+	json_decref(j);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+	sbx_policy_free(p);
+	sbx_backend_free(b);
+	sbx_config_free(c);
+	if (env_init)
+		setenv("SANDBOXIO_INIT", env_init, 1);
+}
+
+/* Counts the lines of path that hold needle. */
+static int count_lines(const char *path, const char *needle)
+{
+	char line[8192];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+/*
+ * The system config's audit.path is written whatever the call says: a
+ * call with its own audit log writes both, a call with none still writes
+ * the operator's, and a narrowing config cannot name another.
+ */
+static void test_engine_config__system_audit_required(void **state)
+{
+	char op_log[160], caller_log[160], text[512], init[512];
+	const char *sys_path, *env_init = getenv("SANDBOXIO_INIT"), *nar;
+	sbx_config *c, *bad = NULL;
+	sbx_backend *b;
+	sbx_policy *p = t_policy();
+	sbx_sandbox *s = NULL;
+
+	(void)state;
+	snprintf(init, sizeof(init), "%s", env_init ? env_init : SBX_LIBEXECDIR "/sbx-init");
+	snprintf(op_log, sizeof(op_log), "%s/op-audit.log", tmpdir);
+	snprintf(caller_log, sizeof(caller_log), "%s/caller-audit.log", tmpdir);
+	snprintf(text, sizeof(text), "{\"audit\": {\"path\": \"%s\"}}\n", op_log);
+	sys_path = write_config("audit-system.json", text, 0644);
+	c = load_system(sys_path, NULL);
+	unsetenv("SANDBOXIO_INIT");
+
+	assert_int_equal(open_bound(&b, c, init, NULL, caller_log), 0);
+	assert_int_equal(sbx_sandbox_create(&s, b, p), 0);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+	sbx_backend_free(b);
+	assert_int_equal(count_lines(op_log, "\"event\":\"sandbox.create\""), 1);
+	assert_int_equal(count_lines(caller_log, "\"event\":\"sandbox.create\""), 1);
+	assert_int_equal(count_lines(op_log, "\"event\":\"sandbox.destroy\""), 1);
+
+	/* No audit log of the call's own: the operator's is still written. */
+	assert_int_equal(open_bound(&b, c, init, NULL, NULL), 0);
+	assert_int_equal(sbx_sandbox_create(&s, b, p), 0);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+	sbx_backend_free(b);
+	assert_int_equal(count_lines(op_log, "\"event\":\"sandbox.create\""), 2);
+	assert_int_equal(count_lines(caller_log, "\"event\":\"sandbox.create\""), 1);
+
+	/* The same file named by the call is written once per event. */
+	assert_int_equal(open_bound(&b, c, init, NULL, op_log), 0);
+	assert_int_equal(sbx_sandbox_create(&s, b, p), 0);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+	sbx_backend_free(b);
+	assert_int_equal(count_lines(op_log, "\"event\":\"sandbox.create\""), 3);
+
+	snprintf(text, sizeof(text), "{\"audit\": {\"path\": \"%s\"}}\n", caller_log);
+	nar = write_config("audit-narrow.json", text, 0644);
+	assert_int_equal(sbx__config_load_narrowed(&bad, nar, sys_path, getuid()), SBX_EDENIED);
+	assert_msg("audit.path");
+	assert_null(bad);
+	sbx_config_free(c);
+	sbx_policy_free(p);
+	if (env_init)
+		setenv("SANDBOXIO_INIT", env_init, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -542,6 +704,8 @@ int main(void)
 		cmocka_unit_test(test_engine_config__secrets_refused),
 		cmocka_unit_test(test_engine_config__unsafe_file_refused),
 		cmocka_unit_test(test_engine_config__env_config_binds),
+		cmocka_unit_test(test_engine_config__system_config_owns_resolution_and_init),
+		cmocka_unit_test(test_engine_config__system_audit_required),
 	};
 
 	return cmocka_run_group_tests_name("engine_contract[docker] config", tests, setup,
