@@ -11,7 +11,8 @@
 # What is shared with the host, and why: the kernel, /proc, /sys and /dev; the
 # host's /run (dockerd's socket, network namespaces of the canaries) and /tmp,
 # because dockerd resolves bind-mount sources in the host's file system and
-# the tests hand it paths under those; the source tree, mounted at the same
+# the tests hand it paths under those; the machine's settings (resolver,
+# local certificate authorities, npm settings); the source tree, mounted at the same
 # absolute path inside and out, for the same reason (build/sbx-init is bound
 # into every sandbox). Installed software (/usr, /etc, /var/lib) is the
 # fresh system's own. Services are not started inside (a policy-rc.d refuses
@@ -63,10 +64,12 @@ if [ ! -x "$rootfs/usr/bin/apt-get" ]; then
 	rm -rf "$rootfs"
 	mkdir -p "$work"
 	echo "fresh-check: building a minimal Debian 12 root file system"
-	mmdebstrap --quiet --variant=apt --mode=root \
-		--customize-hook='printf "#!/bin/sh\nexit 101\n" >"$1/usr/sbin/policy-rc.d" && chmod 0755 "$1/usr/sbin/policy-rc.d"' \
-		bookworm "$rootfs"
+	mmdebstrap --quiet --variant=apt --mode=root bookworm "$rootfs"
 fi
+# No service starts inside: dockerd is the host's (mmdebstrap removes a
+# policy-rc.d of its own when done, so this one is written afterwards).
+printf '#!/bin/sh\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d"
+chmod 0755 "$rootfs/usr/sbin/policy-rc.d"
 t1=$(date +%s)
 
 # The tree as git knows it (tracked files and new ones not ignored), at the
@@ -83,7 +86,16 @@ bind /dev "$rootfs/dev" rec
 bind /run "$rootfs/run" rec
 bind /tmp "$rootfs/tmp"
 bind "$src" "$rootfs$src"
+# The machine's own settings, which are not software that setup.sh could
+# install: its resolver, the local certificate authorities that its package
+# registries are reached through (taken in when setup.sh installs
+# ca-certificates), and root's npm settings.
 cp /etc/resolv.conf "$rootfs/etc/resolv.conf" 2>/dev/null || true
+if [ -d /usr/local/share/ca-certificates ]; then
+	mkdir -p "$rootfs/usr/local/share/ca-certificates"
+	cp -R /usr/local/share/ca-certificates/. "$rootfs/usr/local/share/ca-certificates/"
+fi
+[ ! -f /root/.npmrc ] || cp /root/.npmrc "$rootfs/root/.npmrc"
 
 echo "fresh-check: scripts/test.sh in the fresh system"
 rc=0
