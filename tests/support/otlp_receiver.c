@@ -1,10 +1,11 @@
 /*
  * tests/support/otlp_receiver.c: see otlp_receiver.h. One thread per
- * connection, so a slow answer to one request does not hold others; a
+ * connection, so a held answer to one request does not hold others; a
  * listening socket bound to 127.0.0.1 by the test itself, so nothing but
  * loopback is ever involved.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -29,9 +30,12 @@
 struct otlp_receiver {
 	struct MHD_Daemon *mhd;
 	char url[64];
-	unsigned int delay_ms, status;
-	volatile int stopping;
+	unsigned int status;
+	int hold;	   /* answers wait for a release */
+	int held;	   /* requests waiting right now */
+	int held_too_long; /* the hang guard answered one */
 	pthread_mutex_t lock;
+	pthread_cond_t cond; /* held, hold changed */
 	char *bodies[MAX_BODIES];
 	int n;
 	char *last_headers; /* "Name: value\n" lines of the last request */
@@ -57,6 +61,25 @@ collect_header(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
 	c->headers = g;
 	c->hlen += (size_t)sprintf(c->headers + c->hlen, "%s: %s\n", k, v);
 	return MHD_YES;
+}
+
+/* Holds the answer until a release, or until the hang guard passes. */
+static void hold_answer(struct otlp_receiver *r)
+{
+	struct timespec until;
+	int rc = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += OTLP_HOLD_GUARD_S;
+	pthread_mutex_lock(&r->lock);
+	r->held++;
+	pthread_cond_broadcast(&r->cond);
+	while (r->hold && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&r->cond, &r->lock, &until);
+	if (r->hold)
+		r->held_too_long = 1;
+	r->held--;
+	pthread_mutex_unlock(&r->lock);
 }
 
 static enum MHD_Result answer(void *cls,
@@ -106,8 +129,7 @@ static enum MHD_Result answer(void *cls,
 		c->headers = NULL;
 		pthread_mutex_unlock(&r->lock);
 	}
-	for (unsigned int waited = 0; waited < r->delay_ms && !r->stopping; waited += 10)
-		usleep(10000);
+	hold_answer(r);
 	resp = MHD_create_response_from_buffer(strlen(ok), (void *)ok, MHD_RESPMEM_PERSISTENT);
 	MHD_add_response_header(resp, "Content-Type", "application/json");
 	ret = MHD_queue_response(mc, r->status ? r->status : 200, resp);
@@ -129,7 +151,7 @@ done(void *cls, struct MHD_Connection *mc, void **con_cls, enum MHD_RequestTermi
 	*con_cls = NULL;
 }
 
-struct otlp_receiver *otlp_receiver_start(unsigned int delay_ms, unsigned int status)
+struct otlp_receiver *otlp_receiver_start(int hold, unsigned int status)
 {
 	struct otlp_receiver *r = calloc(1, sizeof(*r));
 	struct sockaddr_in sa = {.sin_family = AF_INET};
@@ -146,9 +168,10 @@ struct otlp_receiver *otlp_receiver_start(unsigned int delay_ms, unsigned int st
 		return NULL;
 	}
 	snprintf(r->url, sizeof(r->url), "http://127.0.0.1:%u", ntohs(sa.sin_port));
-	r->delay_ms = delay_ms;
+	r->hold = hold;
 	r->status = status;
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
 	r->mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD,
 				  0, NULL, NULL, answer, r, MHD_OPTION_LISTEN_SOCKET, fd,
 				  MHD_OPTION_NOTIFY_COMPLETED, done, r, MHD_OPTION_END);
@@ -158,6 +181,49 @@ struct otlp_receiver *otlp_receiver_start(unsigned int delay_ms, unsigned int st
 		return NULL;
 	}
 	return r;
+}
+
+void otlp_receiver_release(struct otlp_receiver *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->hold = 0;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+int otlp_receiver_held(struct otlp_receiver *r)
+{
+	int n;
+
+	pthread_mutex_lock(&r->lock);
+	n = r->held;
+	pthread_mutex_unlock(&r->lock);
+	return n;
+}
+
+int otlp_receiver_wait_held(struct otlp_receiver *r, int n)
+{
+	struct timespec until;
+	int got, rc = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += OTLP_HOLD_GUARD_S;
+	pthread_mutex_lock(&r->lock);
+	while (r->held < n && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&r->cond, &r->lock, &until);
+	got = r->held;
+	pthread_mutex_unlock(&r->lock);
+	return got;
+}
+
+int otlp_receiver_held_too_long(struct otlp_receiver *r)
+{
+	int v;
+
+	pthread_mutex_lock(&r->lock);
+	v = r->held_too_long;
+	pthread_mutex_unlock(&r->lock);
+	return v;
 }
 
 const char *otlp_receiver_url(const struct otlp_receiver *r)
@@ -440,11 +506,12 @@ void otlp_receiver_stop(struct otlp_receiver *r)
 {
 	if (!r)
 		return;
-	r->stopping = 1;
+	otlp_receiver_release(r);
 	MHD_stop_daemon(r->mhd);
 	for (int i = 0; i < r->n; i++)
 		free(r->bodies[i]);
 	free(r->last_headers);
+	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }
