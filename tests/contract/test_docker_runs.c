@@ -146,19 +146,36 @@ static void test_engine_runs__killed_by_signal(void **state)
 	sbx_result_free(r);
 }
 
-/* The deadline kills the whole tree, including what left the process group. */
+/*
+ * The deadline kills the whole tree, including what left the process group.
+ * The tree says "ready" once its three parts run; a deadline that came
+ * before that (a slow machine) proves nothing, so the case runs again with
+ * twice the deadline until the tree was whole when it struck.
+ */
 static void test_engine_runs__timeout_kills_tree(void **state)
 {
+	static const char tree[] =
+		"rm -f /tmp/tk.a /tmp/tk.b; "
+		"setsid sh -c 'touch /tmp/tk.a; exec sleep 300' & "
+		"(trap '' TERM HUP; touch /tmp/tk.b; exec sleep 301) & "
+		"while [ ! -e /tmp/tk.a ] || [ ! -e /tmp/tk.b ]; do sleep 0.01; done; "
+		"echo ready; exec sleep 302";
 	sbx_run_options o = SBX_RUN_OPTIONS_INIT;
-	uint64_t t0 = now_ms();
-	sbx_result *r;
+	uint64_t t0;
+	sbx_result *r = NULL;
 
-	o.timeout_ms = 1000;
-	r = t_run(S(state), "setsid sh -c 'sleep 300' & (trap '' TERM HUP; sleep 301) & sleep 302",
-		  &o);
-	assert_int_equal(r->status, SBX_RUN_TIMEOUT);
-	assert_int_equal(r->exit_code, 124);
-	assert_true(now_ms() - t0 < 60000);
+	for (o.timeout_ms = 1000; o.timeout_ms <= 64000; o.timeout_ms *= 2) {
+		sbx_result_free(r);
+		t0 = now_ms();
+		r = t_run(S(state), tree, &o);
+		assert_int_equal(r->status, SBX_RUN_TIMEOUT);
+		assert_int_equal(r->exit_code, 124);
+		/* Hang guard: the tree's sleeps last 300 s, the deadline far less. */
+		assert_true(now_ms() - t0 < o.timeout_ms + 60000);
+		if (strcmp(r->stdout_data, "ready\n") == 0)
+			break;
+	}
+	assert_string_equal(r->stdout_data, "ready\n");
 	sbx_result_free(r);
 	r = t_run(S(state),
 		  "for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null | tr '\\0' ' '; echo; done "
@@ -316,7 +333,8 @@ static void test_engine_runs__pids_cap_contains_fork_bomb(void **state)
 
 	sbx_policy_set_limit(p, SBX_LIMIT_PIDS, 64);
 	s = fresh(state, p);
-	o.timeout_ms = 5000;
+	/* Only a hang guard: the cap, not the deadline, must end the loop. */
+	o.timeout_ms = 120000;
 	r = t_run(s,
 		  "python3 -c \"import threading,time\n"
 		  "n=0\n"
@@ -408,31 +426,61 @@ static void test_engine_runs__close_removes(void **state)
 	sbx_policy_free(p);
 }
 
+struct killer {
+	sbx_sandbox *s;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int started;
+};
+
+/* The run said it started: from here on it only waits, printing nothing. */
+static int on_started(int stream, const char *data, size_t len, void *payload)
+{
+	struct killer *k = payload;
+
+	(void)stream, (void)data, (void)len;
+	pthread_mutex_lock(&k->mu);
+	k->started = 1;
+	pthread_cond_signal(&k->cv);
+	pthread_mutex_unlock(&k->mu);
+	return 0;
+}
+
 static void *killer(void *arg)
 {
-	usleep(500000);
-	sbx_sandbox_kill(arg);
+	struct killer *k = arg;
+
+	pthread_mutex_lock(&k->mu);
+	while (!k->started)
+		pthread_cond_wait(&k->cv, &k->mu);
+	pthread_mutex_unlock(&k->mu);
+	sbx_sandbox_kill(k->s);
 	return NULL;
 }
 
-/* A run that prints nothing is cancelled from another thread. */
+/* A run that has gone quiet is cancelled from another thread. */
 static void test_engine_runs__kill_from_another_thread(void **state)
 {
 	sbx_policy *p = t_policy();
-	sbx_sandbox *s = fresh(state, p);
-	const char *argv[] = {"sleep", "120", NULL};
-	uint64_t t0 = now_ms();
+	struct killer k = {.s = fresh(state, p),
+			   .mu = PTHREAD_MUTEX_INITIALIZER,
+			   .cv = PTHREAD_COND_INITIALIZER};
+	sbx_run_options o = SBX_RUN_OPTIONS_INIT;
+	const char *argv[] = {"sh", "-c", "echo started; exec sleep 3000", NULL};
 	sbx_result *r = NULL;
 	pthread_t th;
 
-	pthread_create(&th, NULL, killer, s);
-	assert_int_equal(sbx_sandbox_run(&r, s, argv, NULL), 0);
+	o.on_output = on_started;
+	o.payload = &k;
+	pthread_create(&th, NULL, killer, &k);
+	assert_int_equal(sbx_sandbox_run(&r, k.s, argv, &o), 0);
+	/* A run that ended otherwise never started the killer: let it go. */
+	on_started(SBX_STREAM_STDOUT, "", 0, &k);
 	pthread_join(th, NULL);
 	assert_int_equal(r->status, SBX_RUN_KILLED);
-	assert_true(now_ms() - t0 < 60000);
 	sbx_result_free(r);
-	assert_int_equal(sbx_sandbox_run(&r, s, argv, NULL), SBX_ENOTFOUND);
-	assert_int_equal(sbx_sandbox_close(s), 0);
+	assert_int_equal(sbx_sandbox_run(&r, k.s, argv, NULL), SBX_ENOTFOUND);
+	assert_int_equal(sbx_sandbox_close(k.s), 0);
 	sbx_policy_free(p);
 }
 
@@ -449,7 +497,8 @@ static void test_engine_runs__dead_man_deadline(void **state)
 	s = fresh(state, p);
 	snprintf(path, sizeof(path), "/containers/%s/json", sbx_sandbox_id(s));
 	sbx_sandbox_detach(s);
-	for (i = 0; i < 300 && st != 404; i++) {
+	/* Hang guard: 120 s, far past the 2 s deadline and the removal. */
+	for (i = 0; i < 1200 && st != 404; i++) {
 		json_decref(t_engine_get(path, &st));
 		usleep(100000);
 	}
