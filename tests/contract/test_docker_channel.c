@@ -208,22 +208,49 @@ static void test_engine_channel__killed_by_signal(void **state)
 	sbx_result_free(r);
 }
 
+/*
+ * One way's run of the tree below, its deadline doubled until the tree was
+ * whole (it said "ready") when the deadline struck: a deadline that beat the
+ * tree's start on a slow machine proves nothing.
+ */
+static sbx_result *tree_until_ready(sbx_sandbox *s)
+{
+	static const char tree[] =
+		"rm -f /tmp/tk.a /tmp/tk.b; "
+		"setsid sh -c 'touch /tmp/tk.a; exec sleep 310' & "
+		"(trap '' TERM HUP; touch /tmp/tk.b; exec sleep 311) & "
+		"while [ ! -e /tmp/tk.a ] || [ ! -e /tmp/tk.b ]; do sleep 0.01; done; "
+		"echo ready; exec sleep 312";
+	sbx_run_options o = SBX_RUN_OPTIONS_INIT;
+	sbx_result *r = NULL;
+	uint64_t t0;
+
+	for (o.timeout_ms = 1000; o.timeout_ms <= 64000; o.timeout_ms *= 2) {
+		sbx_result_free(r);
+		t0 = now_ms();
+		r = t_run(s, tree, &o);
+		/* Hang guard: the tree's sleeps last 310 s, the deadline far less. */
+		assert_true(now_ms() - t0 < o.timeout_ms + 60000);
+		if (r->status != SBX_RUN_TIMEOUT || strcmp(r->stdout_data, "ready\n") == 0)
+			break;
+	}
+	return r;
+}
+
 /* At the deadline the whole tree dies, what left the process group included. */
 static void test_engine_channel__timeout_kills_tree(void **state)
 {
 	static const char count[] =
 		"for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null | tr '\\0' ' '; echo; done "
 		"| grep -c '^sleep 31[012]' || true";
-	sbx_run_options o = SBX_RUN_OPTIONS_INIT;
-	uint64_t t0 = now_ms();
-	sbx_result *r;
+	sbx_result *r = tree_until_ready(F(state)->s), *e = tree_until_ready(F(state)->x);
 
-	o.timeout_ms = 1000;
-	r = both(state, "setsid sh -c 'sleep 310' & (trap '' TERM HUP; sleep 311) & sleep 312", &o);
+	same(r, e);
+	sbx_result_free(e);
 	assert_int_equal(r->status, SBX_RUN_TIMEOUT);
 	assert_int_equal(r->exit_code, 124);
 	assert_true(r->limits_hit & SBX_HIT_TIMEOUT);
-	assert_true(now_ms() - t0 < 60000);
+	assert_string_equal(r->stdout_data, "ready\n");
 	sbx_result_free(r);
 	r = t_run(F(state)->s, count, NULL);
 	assert_string_equal(r->stdout_data, "0\n");
@@ -330,7 +357,30 @@ struct bg {
 	const sbx_secrets *sec;
 	const char *line;
 	sbx_result *r;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int started; /* the run printed something */
+	int done;
 };
+
+#define BG_INIT .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER
+
+static void bg_mark(struct bg *g, int *flag)
+{
+	pthread_mutex_lock(&g->mu);
+	*flag = 1;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+static int bg_output(int stream, const char *data, size_t len, void *payload)
+{
+	struct bg *g = payload;
+
+	(void)stream, (void)data, (void)len;
+	bg_mark(g, &g->started);
+	return 0;
+}
 
 static void *bg_run(void *arg)
 {
@@ -338,9 +388,31 @@ static void *bg_run(void *arg)
 	sbx_run_options o = SBX_RUN_OPTIONS_INIT;
 
 	o.secrets = g->sec;
+	o.on_output = bg_output;
+	o.payload = g;
 	if (sbx_sandbox_run(&g->r, g->s, (const char *[]){"sh", "-c", g->line, NULL}, &o) != 0)
 		g->r = NULL;
+	bg_mark(g, &g->done);
 	return NULL;
+}
+
+/* Waits until the run printed something or ended. */
+static void bg_wait_started(struct bg *g)
+{
+	pthread_mutex_lock(&g->mu);
+	while (!g->started && !g->done)
+		pthread_cond_wait(&g->cv, &g->mu);
+	pthread_mutex_unlock(&g->mu);
+}
+
+static int bg_done(struct bg *g)
+{
+	int d;
+
+	pthread_mutex_lock(&g->mu);
+	d = g->done;
+	pthread_mutex_unlock(&g->mu);
+	return d;
 }
 
 /* A run's environment travels only on the channel: no exec, no Engine record holds it. */
@@ -348,23 +420,31 @@ static void test_engine_channel__environment_leaves_no_record(void **state)
 {
 	static const char value[] = "Ch4nnel-s3cret-Xq7";
 	struct bg g = {.s = F(state)->s,
-		       .line = "[ \"$TOKEN\" = Ch4nnel-s3cret-Xq7 ] && "
-			       "sleep 1.5 && echo seen"};
+		       .line = "[ \"$TOKEN\" = Ch4nnel-s3cret-Xq7 ] && echo seen && sleep 1.5",
+		       BG_INIT};
 	sbx_secrets *sec = NULL;
 	char path[512], *t;
 	time_t since;
 	pthread_t th;
 	long st = 0;
+	int checks = 0;
 
-	/* Earlier cases ran through exec: let their events fall out of the window. */
-	sleep(1);
-	since = time(NULL);
+	/*
+	 * Earlier cases ran through exec: start the window on the next second
+	 * of the clock, which the Engine's whole-second filter then keeps
+	 * their events out of.
+	 */
+	since = time(NULL) + 1;
+	while (time(NULL) < since)
+		usleep(10000);
 	assert_int_equal(sbx_secrets_new(&sec), 0);
 	assert_int_equal(sbx_secrets_add(sec, "TOKEN", value, strlen(value)), 0);
 	g.sec = sec;
 	snprintf(path, sizeof(path), "/containers/%s/json", sbx_sandbox_id(F(state)->s));
 	assert_int_equal(pthread_create(&th, NULL, bg_run, &g), 0);
-	for (int i = 0; i < 10; i++) {
+	/* Look while the run goes on: from its first output until it ends. */
+	bg_wait_started(&g);
+	do {
 		json_t *c = t_engine_get(path, &st);
 
 		assert_int_equal(st, 200);
@@ -373,9 +453,10 @@ static void test_engine_channel__environment_leaves_no_record(void **state)
 		t = t_engine_text("GET", path, &st);
 		assert_null(strstr(t, value));
 		free(t);
-		usleep(100000);
-	}
+		checks++;
+	} while (!bg_done(&g));
 	pthread_join(th, NULL);
+	assert_true(checks >= 1);
 	assert_non_null(g.r);
 	assert_int_equal(g.r->path, SBX_RUN_PATH_CHANNEL);
 	assert_string_equal(g.r->stdout_data, "seen\n");
@@ -432,16 +513,23 @@ static void test_engine_channel__run_locked_down(void **state)
 	sbx_result_free(r);
 }
 
-/* A second thread while the channel is busy goes through exec; both get their own result. */
+/*
+ * A second thread while the channel is busy goes through exec; both get
+ * their own result. The first run holds the channel until the second one
+ * (through exec) lets it go.
+ */
 static void test_engine_channel__busy_channel_uses_exec(void **state)
 {
-	struct bg a = {.s = F(state)->s, .line = "sleep 1.5; echo a"};
+	struct bg a = {.s = F(state)->s,
+		       .line = "rm -f /tmp/busy.go; echo holding >&2; "
+			       "while [ ! -e /tmp/busy.go ]; do sleep 0.01; done; echo a",
+		       BG_INIT};
 	sbx_result *r;
 	pthread_t th;
 
 	assert_int_equal(pthread_create(&th, NULL, bg_run, &a), 0);
-	usleep(500000);
-	r = t_run(F(state)->s, "echo b", NULL);
+	bg_wait_started(&a);
+	r = t_run(F(state)->s, "touch /tmp/busy.go; echo b", NULL);
 	pthread_join(th, NULL);
 	assert_non_null(a.r);
 	assert_string_equal(a.r->stdout_data, "a\n");
