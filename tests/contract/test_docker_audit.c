@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -86,6 +87,15 @@ static int teardown(void **state)
 	rmdir(f->dir);
 	free(f);
 	return 0;
+}
+
+/* The clock the library judges a sandbox's deadline by. */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The events in the file so far, as a JSON array; every line must parse. */
@@ -237,7 +247,9 @@ static void test_engine_audit__destroy_reasons(void **state)
 	struct fx *f = *state;
 	sbx_policy *p = NULL;
 	sbx_sandbox *s = create(f, NULL);
-	char killed[128], timed[128];
+	char killed[128], timed[128], path[256];
+	uint64_t created;
+	long st = 200;
 	json_t *all;
 
 	snprintf(killed, sizeof(killed), "%s", sbx_sandbox_id(s));
@@ -246,8 +258,23 @@ static void test_engine_audit__destroy_reasons(void **state)
 	assert_int_equal(sbx_policy_dup(&p, f->p), 0);
 	assert_int_equal(sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, 2000), 0);
 	s = create(f, p);
+	created = now_ns();
 	snprintf(timed, sizeof(timed), "%s", sbx_sandbox_id(s));
-	sleep(3);
+	/* The init ends the sandbox at its deadline: wait for it to be gone (hang guard 120 s). */
+	snprintf(path, sizeof(path), "/containers/%s/json", timed);
+	for (int i = 0; i < 1200 && st != 404; i++) {
+		json_decref(t_engine_get(path, &st));
+		if (st != 404)
+			usleep(100000);
+	}
+	assert_int_equal(st, 404);
+	/*
+	 * The init's deadline is in whole seconds, so it may strike before the
+	 * library's own (create's start + 2 s), which judges the reason: wait
+	 * for that one too, on the same clock.
+	 */
+	while (now_ns() < created + 2000000000ull)
+		usleep(10000);
 	sbx_sandbox_close(s);
 	all = events(f);
 	assert_string_equal(str(last(all, "sandbox.destroy", killed), "reason"), "killed");
