@@ -224,6 +224,9 @@ struct bg_run {
 	sbx_result *r;
 };
 
+/* Lines that hold a run until the test lets it go (or the run's deadline). */
+#define HOLD(file) "while [ ! -e " file " ]; do sleep 0.01; done; "
+
 static void *bg_run(void *arg)
 {
 	struct bg_run *br = arg;
@@ -237,9 +240,21 @@ static void *bg_run(void *arg)
 	 */
 	o.secrets = F(br->state)->sec;
 	if (sbx_sandbox_open(&s, F(br->state)->b, sbx_sandbox_id(F(br->state)->s)) == 0)
-		br->r = t_run(s, "x=\"$TOKEN\"; sleep 2; echo done", &o);
+		br->r = t_run(s, "x=\"$TOKEN\"; " HOLD("/tmp/inspected") "echo done", &o);
 	sbx_sandbox_detach(s);
 	return NULL;
+}
+
+/* Lets a held run go: over the channel, which leaves no exec record. */
+static void let_go(void **state, const char *file)
+{
+	char line[128];
+	sbx_result *r;
+
+	snprintf(line, sizeof(line), "touch %s", file);
+	r = t_run(F(state)->s, line, NULL);
+	assert_int_equal(r->exit_code, 0);
+	sbx_result_free(r);
 }
 
 static void test_engine_secrets__absent_from_inspect_and_events(void **state)
@@ -251,10 +266,14 @@ static void test_engine_secrets__absent_from_inspect_and_events(void **state)
 	pthread_t t;
 	long st = 0;
 
-	/* Inspect while the run goes on: the daemon forgets an exec once it ends. */
+	/*
+	 * Inspect while the run goes on (the daemon forgets an exec once it
+	 * ends): the run waits for a file that is made only after. The exec
+	 * shows up once the run starts (hang guard 120 s).
+	 */
 	snprintf(cpath, sizeof(cpath), "/containers/%s/json", sbx_sandbox_id(F(state)->s));
 	assert_int_equal(pthread_create(&t, NULL, bg_run, &br), 0);
-	for (int i = 0; i < 150 && json_array_size(ids) == 0; i++) {
+	for (int i = 0; i < 12000 && json_array_size(ids) == 0; i++) {
 		json_decref(c);
 		usleep(10000);
 		c = t_engine_get(cpath, &st);
@@ -269,6 +288,7 @@ static void test_engine_secrets__absent_from_inspect_and_events(void **state)
 	check_engine_text("container inspect", cpath);
 	check_engine_text("the container list", "/containers/json?all=1");
 	json_decref(c);
+	let_go(state, "/tmp/inspected");
 	pthread_join(t, NULL);
 	assert_string_equal(br.r->stdout_data, "done\n");
 	sbx_result_free(br.r);
@@ -335,7 +355,7 @@ static void test_engine_secrets__absent_from_daemon_files(void **state)
 }
 
 struct scan {
-	volatile int stop;
+	int stop;
 	int rounds;
 	int saw_run; /* a command line of the running program was seen */
 	char leak[256];
@@ -345,7 +365,7 @@ static void *scan_cmdlines(void *arg)
 {
 	struct scan *sc = arg;
 
-	while (!sc->stop) {
+	while (!__atomic_load_n(&sc->stop, __ATOMIC_SEQ_CST)) {
 		DIR *d = opendir("/proc");
 		struct dirent *e;
 
@@ -368,32 +388,77 @@ static void *scan_cmdlines(void *arg)
 			if (memmem(buf, (size_t)n, value, strlen(value)))
 				snprintf(sc->leak, sizeof(sc->leak), "%s", path);
 			if (memmem(buf, (size_t)n, "cmdline-scan-marker", 19))
-				sc->saw_run = 1;
+				__atomic_store_n(&sc->saw_run, 1, __ATOMIC_SEQ_CST);
 		}
 		closedir(d);
-		sc->rounds++;
+		__atomic_add_fetch(&sc->rounds, 1, __ATOMIC_SEQ_CST);
 	}
 	return NULL;
 }
 
+struct cmdline_run {
+	void **state;
+	int h;
+	sbx_result *r;
+};
+
+static void *cmdline_run(void *arg)
+{
+	struct cmdline_run *cr = arg;
+	char line[256];
+
+	snprintf(line, sizeof(line),
+		 "x=\"$TOKEN\"; " HOLD("/tmp/scanned.%d") "printf %%s \"$x\"; "
+							  ": cmdline-scan-marker",
+		 cr->h);
+	cr->r = run_on(cr->state, H(cr->state, cr->h), line, 0);
+	return NULL;
+}
+
+/*
+ * While the run goes on, every host process's command line is scanned:
+ * the run is held until a whole round of the scan began after the run was
+ * first seen.
+ */
 static void test_engine_secrets__absent_from_host_cmdlines(void **state)
 {
 	for (int h = 0; h < 2; h++) {
 		struct scan sc = {0};
-		pthread_t t;
-		sbx_result *r;
+		struct cmdline_run cr = {.state = state, .h = h};
+		pthread_t t, rt;
+		int seen_at = -1;
 
 		assert_int_equal(pthread_create(&t, NULL, scan_cmdlines, &sc), 0);
-		r = run_on(state, H(state, h),
-			   "x=\"$TOKEN\"; sleep 1.5; printf %s \"$x\"; : cmdline-scan-marker", 0);
-		sc.stop = 1;
+		assert_int_equal(pthread_create(&rt, NULL, cmdline_run, &cr), 0);
+		/* Hang guard: 120 s. */
+		for (int i = 0; i < 12000; i++) {
+			int rounds = __atomic_load_n(&sc.rounds, __ATOMIC_SEQ_CST);
+
+			if (seen_at < 0 && __atomic_load_n(&sc.saw_run, __ATOMIC_SEQ_CST))
+				seen_at = rounds;
+			if (seen_at >= 0 && rounds > seen_at + 1)
+				break;
+			usleep(10000);
+		}
+		/* Over the other handle: the held run keeps its own busy. */
+		{
+			char line[64];
+			sbx_result *r;
+
+			snprintf(line, sizeof(line), "touch /tmp/scanned.%d", h);
+			r = t_run(H(state, !h), line, NULL);
+			sbx_result_free(r);
+		}
+		pthread_join(rt, NULL);
+		__atomic_store_n(&sc.stop, 1, __ATOMIC_SEQ_CST);
 		pthread_join(t, NULL);
-		assert_int_equal(r->exit_code, 0);
-		sbx_result_free(r);
+		assert_non_null(cr.r);
+		assert_int_equal(cr.r->exit_code, 0);
+		sbx_result_free(cr.r);
 		if (sc.leak[0])
 			fail_msg("the secret's value is in %s", sc.leak);
-		assert_true(sc.rounds > 1);
-		assert_true(sc.saw_run);
+		assert_true(seen_at >= 0);
+		assert_true(sc.rounds > seen_at + 1);
 	}
 }
 
