@@ -229,7 +229,8 @@ static void test_core_pool__failing_creates_are_counted(void **state)
 	assert_non_null(sbx_pool_id(pool));
 	assert_true(strlen(sbx_pool_id(pool)) > 16);
 	assert_string_equal(sbx_policy_tenant(sbx_pool_policy(pool)), "unit-pool");
-	for (int i = 0; i < 200; i++) {
+	/* Hang guard: 120 s. */
+	for (int i = 0; i < 12000; i++) {
 		assert_int_equal(sbx_pool_get_stats(pool, &st), 0);
 		if (st.create_failures)
 			break;
