@@ -389,26 +389,38 @@ static void test_core_audit__short_write_leaves_nothing(void **state)
 }
 
 /* A writer killed at random points leaves at most a torn tail, which the
- * next writer cuts before it appends. */
+ * next writer cuts before it appends. The kill lands once the writer has
+ * written and goes on writing (it says so on a pipe), after a pause that
+ * only varies where in a write it lands: any point is a correct one. */
 static void test_core_audit__killed_writer_leaves_no_torn_line(void **state)
 {
 	struct fx *f = *state;
 
 	for (int round = 0; round < 20; round++) {
 		struct sbx__audit *a;
-		pid_t pid = fork();
-		int status;
+		int fds[2], status;
+		pid_t pid;
+		char c;
 
+		assert_int_equal(pipe(fds), 0);
+		pid = fork();
 		assert_true(pid >= 0);
 		if (pid == 0) {
 			struct sbx__audit *mine = NULL;
 
+			close(fds[0]);
 			if (sbx__audit_open(&mine, f->path, NULL, NULL, "docker") != 0)
+				_exit(2);
+			destroy_event(mine, "killed-writer");
+			if (write(fds[1], "w", 1) != 1)
 				_exit(2);
 			for (;;)
 				destroy_event(mine, "killed-writer");
 		}
-		usleep(1000 * (unsigned)(1 + round % 7));
+		close(fds[1]);
+		assert_int_equal(read(fds[0], &c, 1), 1);
+		close(fds[0]);
+		usleep(100 * (unsigned)(round % 7));
 		kill(pid, SIGKILL);
 		assert_int_equal(waitpid(pid, &status, 0), pid);
 		a = open_file(f->path);
