@@ -591,11 +591,13 @@ static void test_chan_host__unsolicited_between_runs(void **state)
 	struct fx *f = *state;
 	struct bytes s = {0};
 	sbx_result res;
+	struct pollfd pfd = {.fd = f->sv[0], .events = POLLIN};
 
 	frame(&s, SBX_FRAME_STDOUT, 1, "x", 1);
 	send_bytes(f->sv[1], &s);
 	free(s.b);
-	usleep(50000);
+	/* The stray bytes wait on the host's end before the run (hang guard 120 s). */
+	assert_int_equal(poll(&pfd, 1, 120000), 1);
 	script(f, S_GOOD);
 	assert_int_equal(run(f, &res, NULL, 0, 10000), SBX_EENGINE);
 	assert_int_equal(kills(f), 1);
