@@ -27,6 +27,9 @@
 
 #include "canary/canary.h"
 
+/* Hang guard of a wait for packets that must arrive: far above any plausible delay. */
+#define WAIT_MS 120000
+
 static struct canary_set *set;
 
 static int setup(void **state)
@@ -138,13 +141,13 @@ static void test_canary__records_each_protocol(void **state)
 	assert_non_null(strstr(buf, "200 OK"));
 	assert_non_null(strstr(buf, want));
 	assert_true(tcp_get(c0->addr6, CANARY_HTTP_PORT2, buf, sizeof(buf)) > 0);
-	assert_int_equal(canary_wait(set, 0, CANARY_TCP, 2, 2000), 2);
+	assert_int_equal(canary_wait(set, 0, CANARY_TCP, 2, WAIT_MS), 2);
 
 	/* UDP echo. */
 	n = udp_ask(c0->addr4, CANARY_ECHO_PORT, "ping", 4, ans, sizeof(ans));
 	assert_int_equal(n, 4);
 	assert_memory_equal(ans, "ping", 4);
-	assert_int_equal(canary_wait(set, 0, CANARY_UDP, 1, 2000), 1);
+	assert_int_equal(canary_wait(set, 0, CANARY_UDP, 1, WAIT_MS), 1);
 
 	/* DNS: the fixed answer is the canary's own address, and the name is recorded. */
 	n = udp_ask(c0->addr4, CANARY_DNS_PORT, q, sizeof(q), ans, sizeof(ans));
@@ -152,7 +155,7 @@ static void test_canary__records_each_protocol(void **state)
 	assert_int_equal(ans[7], 1);
 	inet_ntop(AF_INET, ans + n - 4, buf, sizeof(buf));
 	assert_string_equal(buf, c0->addr4);
-	assert_int_equal(canary_wait(set, 0, CANARY_DNS, 1, 2000), 1);
+	assert_int_equal(canary_wait(set, 0, CANARY_DNS, 1, WAIT_MS), 1);
 	assert_string_equal(canary_dns_query(set, 0, 0), "probe.canary.test");
 
 	/* ICMP echo, from a raw socket (the test runs as root). */
@@ -173,7 +176,7 @@ static void test_canary__records_each_protocol(void **state)
 		assert_int_equal(sendto(fd, e, sizeof(e), 0, (struct sockaddr *)&ss, sl), 8);
 		close(fd);
 	}
-	assert_int_equal(canary_wait(set, 0, CANARY_ICMP, 1, 2000), 1);
+	assert_int_equal(canary_wait(set, 0, CANARY_ICMP, 1, WAIT_MS), 1);
 
 	/* Every one of those packets counted; the other canary saw nothing. */
 	assert_true(canary_arrivals(set, 0, CANARY_ANY) >= 6);
@@ -192,7 +195,7 @@ static void test_canary__syn_to_closed_port_counted(void **state)
 	c1 = canary_get(set, 1);
 	before = canary_arrivals(set, 1, CANARY_ANY);
 	assert_int_equal(tcp_get(c1->addr4, 81, buf, sizeof(buf)), -ECONNREFUSED);
-	assert_true(canary_wait(set, 1, CANARY_ANY, before + 1, 2000) > before);
+	assert_true(canary_wait(set, 1, CANARY_ANY, before + 1, WAIT_MS) > before);
 	assert_int_equal(canary_arrivals(set, 1, CANARY_TCP), 0);
 }
 
@@ -263,7 +266,7 @@ static void test_canary__loopback_listener_records(void **state)
 		assert_int_equal(sendto(fd, "x", 1, 0, (struct sockaddr *)&ss, sl), 1);
 		close(fd);
 	}
-	for (int k = 0; k < 200 && canary_loopback_arrivals(l, CANARY_ANY) < 3; k++)
+	for (int k = 0; k < WAIT_MS / 10 && canary_loopback_arrivals(l, CANARY_ANY) < 3; k++)
 		usleep(10000);
 	assert_int_equal(canary_loopback_arrivals(l, CANARY_TCP), 2);
 	assert_int_equal(canary_loopback_arrivals(l, CANARY_UDP), 1);
