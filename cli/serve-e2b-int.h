@@ -197,6 +197,8 @@ enum MHD_Result e2b_rest(struct cli_e2b *srv,
 			 struct req *rq,
 			 const char *method,
 			 const char *url);
+/* Whether ref is an image reference of the Engine's grammar; -1 with why. */
+int e2b_image_ref_ok(const char *ref, char *why, size_t wsize);
 /* Appends a name to the list of NewSandbox fields this server cannot honour. */
 void e2b_add_bad(char *bad, size_t size, const char *what);
 /* NewSandbox.network into cr: a wrong type is -1 with err; a field that

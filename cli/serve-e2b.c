@@ -132,6 +132,161 @@ static json_t *box_listed_json(const struct box *b, int detail)
 
 /* ===== REST: creating a sandbox ===== */
 
+static int is_lower_alnum(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+}
+
+static int is_alnum(char ch)
+{
+	return is_lower_alnum(ch) || (ch >= 'A' && ch <= 'Z');
+}
+
+/* A path component: [a-z0-9]+ joined by ".", "_", "__" or runs of "-". */
+static int path_component_ok(const char *p, size_t n)
+{
+	size_t k = 0;
+
+	for (;;) {
+		size_t run = 0, sep;
+
+		while (k < n && is_lower_alnum(p[k]))
+			k++, run++;
+		if (run == 0)
+			return 0;
+		if (k == n)
+			return 1;
+		sep = k;
+		if (p[k] == '.') {
+			k++;
+		} else if (p[k] == '_') {
+			k += k + 1 < n && p[k + 1] == '_' ? 2 : 1;
+		} else {
+			while (k < n && p[k] == '-')
+				k++;
+		}
+		if (k == sep)
+			return 0;
+	}
+}
+
+/* A domain component: [A-Za-z0-9] or [A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9]. */
+static int domain_ok(const char *p, size_t n)
+{
+	size_t k = 0, start = 0;
+	const char *colon = memchr(p, ':', n);
+	size_t host = colon ? (size_t)(colon - p) : n;
+
+	if (colon) {
+		if (colon + 1 == p + n || (size_t)(p + n - colon - 1) > 5)
+			return 0;
+		for (const char *q = colon + 1; q < p + n; q++)
+			if (*q < '0' || *q > '9')
+				return 0;
+	}
+	for (; k <= host; k++) {
+		if (k == host || p[k] == '.') {
+			if (k == start || !is_alnum(p[start]) || !is_alnum(p[k - 1]))
+				return 0;
+			start = k + 1;
+		} else if (!is_alnum(p[k]) && p[k] != '-') {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/*
+ * Whether ref is an image reference as the Engine's grammar (the
+ * distribution reference) writes one: [domain[:port]/]path[/path...]
+ * [:tag][@algorithm:hex], the name at most 255 characters. It is checked
+ * here, before the Engine API sees it in a URL path, so that "../x" or a
+ * query never reaches it. A hand-written check: the grammar is small and
+ * no Debian library offers it in C. Returns 0, or -1 with why.
+ */
+int e2b_image_ref_ok(const char *ref, char *why, size_t wsize)
+{
+	const char *at = strchr(ref, '@'), *name_end, *tag = NULL, *p, *slash, *last_slash;
+	size_t name_len;
+	int first = 1;
+
+	name_end = at ? at : ref + strlen(ref);
+	last_slash = NULL;
+	for (p = ref; p < name_end; p++)
+		if (*p == '/')
+			last_slash = p;
+	for (p = last_slash ? last_slash : ref; p < name_end; p++)
+		if (*p == ':')
+			tag = p;
+	name_len = (size_t)((tag ? tag : name_end) - ref);
+	if (name_len == 0 || name_len > 255) {
+		snprintf(why, wsize, "the name must be 1 to 255 characters");
+		return -1;
+	}
+	if (tag) {
+		size_t tl = (size_t)(name_end - tag - 1);
+
+		if (tl == 0 || tl > 128 || !(is_alnum(tag[1]) || tag[1] == '_')) {
+			snprintf(why, wsize,
+				 "a tag is 1 to 128 of [A-Za-z0-9_.-], not starting "
+				 "with . or -");
+			return -1;
+		}
+		for (p = tag + 1; p < name_end; p++)
+			if (!is_alnum(*p) && *p != '_' && *p != '.' && *p != '-') {
+				snprintf(why, wsize, "a tag is 1 to 128 of [A-Za-z0-9_.-]");
+				return -1;
+			}
+	}
+	if (at) {
+		const char *colon = strchr(at + 1, ':');
+		size_t hex = colon ? strlen(colon + 1) : 0;
+
+		if (!colon || colon == at + 1 || hex < 32 || hex > 128) {
+			snprintf(why, wsize, "a digest is algorithm:hex (32 to 128 digits)");
+			return -1;
+		}
+		for (p = at + 1; p < colon; p++)
+			if (!is_alnum(*p) && *p != '-' && *p != '_' && *p != '+' && *p != '.') {
+				snprintf(why, wsize, "a digest's algorithm is [A-Za-z0-9+._-]");
+				return -1;
+			}
+		for (p = colon + 1; *p; p++)
+			if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') ||
+			      (*p >= 'A' && *p <= 'F'))) {
+				snprintf(why, wsize, "a digest's value is hexadecimal");
+				return -1;
+			}
+	}
+	for (p = ref; p < ref + name_len; p = slash + 1, first = 0) {
+		size_t n;
+
+		slash = memchr(p, '/', (size_t)(ref + name_len - p));
+		if (!slash)
+			slash = ref + name_len;
+		n = (size_t)(slash - p);
+		/* The first of several components is a registry when it looks like
+		 * a host (a dot, a port, or localhost). */
+		if (first && slash < ref + name_len &&
+		    (memchr(p, '.', n) || memchr(p, ':', n) ||
+		     (n == 9 && memcmp(p, "localhost", 9) == 0))) {
+			if (!domain_ok(p, n)) {
+				snprintf(why, wsize, "'%.*s' is not a registry host[:port]",
+					 (int)(n > 64 ? 64 : n), p);
+				return -1;
+			}
+		} else if (!path_component_ok(p, n)) {
+			snprintf(why, wsize,
+				 "each path component is lower-case letters and digits joined by "
+				 "'.', '_', '__' or '-'");
+			return -1;
+		}
+		if (slash == ref + name_len)
+			break;
+	}
+	return 0;
+}
+
 /* Appends a name to the list of fields this server cannot honour. */
 void e2b_add_bad(char *bad, size_t size, const char *what)
 {
@@ -207,9 +362,11 @@ parse_create(json_t *body, struct create_req *cr, char *bad, size_t bsize, char 
 				snprintf(err, esize, "%s must be a boolean", key);
 				return -1;
 			}
-			if (key[0] == 's')
-				cr->secure = json_is_true(v);
-			else
+			if (key[0] == 's' && json_is_false(v))
+				e2b_add_bad(bad, bsize,
+					    "secure false (every sandbox's envd here needs its "
+					    "access token)");
+			else if (key[0] != 's')
 				cr->internet = json_is_true(v);
 		} else if (strcmp(key, "network") == 0) {
 			if (json_is_null(v))
@@ -315,6 +472,12 @@ static int build_policy(struct cli_e2b *srv,
 		goto fail;
 	}
 	if (cr->template_id && strcmp(cr->template_id, "base") != 0) {
+		char why[160];
+
+		if (e2b_image_ref_ok(cr->template_id, why, sizeof(why)) < 0) {
+			snprintf(err, esize, "templateID is not a valid image reference: %s", why);
+			goto fail;
+		}
 		if (sbx_policy_set_image(p, cr->template_id) < 0) {
 			snprintf(err, esize, "template '%.128s' is not a valid image reference: %s",
 				 cr->template_id, sbx_error_last()->message);
