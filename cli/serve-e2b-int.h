@@ -49,6 +49,7 @@
 #define FILE_BODY_MAX (FILE_MAX + (64u << 10))
 #define CHUNK_MAX (32u << 10) /* output per data event, and per write of a stream */
 #define PATH_MAX_LEN 4096
+#define DISCARD_MAX (1u << 20) /* body bytes read and dropped after a refusal */
 
 /* ===== State ===== */
 
@@ -115,6 +116,8 @@ struct cli_e2b {
 	char *key;
 	size_t key_len;
 	uint64_t max_timeout_s;
+	unsigned idle_timeout_s;
+	uint64_t transfer_ms; /* deadline of one file transfer */
 	struct MHD_Daemon *mhd;
 	struct box *boxes[MAX_BOXES];
 	size_t nboxes;

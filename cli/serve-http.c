@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <jansson.h>
 #include <microhttpd.h>
@@ -322,6 +323,13 @@ static size_t envd_limit(const char *url)
 	return REST_BODY_MAX;
 }
 
+/* A connection that has sent one authenticated request gets the long idle
+ * timeout; until then it has the short one (--auth-timeout). */
+static void authenticated(struct cli_e2b *srv, struct MHD_Connection *c)
+{
+	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, srv->idle_timeout_s);
+}
+
 static enum MHD_Result too_big(struct MHD_Connection *c, struct req *rq, const char *url)
 {
 	if (rq->route == R_REST)
@@ -339,10 +347,20 @@ static enum MHD_Result too_big(struct MHD_Connection *c, struct req *rq, const c
 static enum MHD_Result
 first_call(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, const char *url)
 {
-	const char *cl = e2b_header(c, "Content-Length");
+	const char *cl = e2b_header(c, "Content-Length"), *te = e2b_header(c, "Transfer-Encoding");
 	char id[72];
 	unsigned port;
 
+	/* A body framed otherwise than by its length or chunks cannot be read:
+	 * answered now, and libmicrohttpd closes the connection after. */
+	if (te && strcasecmp(te, "chunked") != 0) {
+		rq->answered = 1;
+		return e2b_reply_json(
+			c, 501,
+			json_pack("{s:i, s:o}", "code", 501, "message",
+				  e2b_jtext("Transfer-Encoding other than chunked is not supported "
+					    "by this server")));
+	}
 	if (envd_target(c, id, sizeof(id), &port)) {
 		const char *tok;
 
@@ -358,11 +376,17 @@ first_call(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, const 
 					  "message", "The sandbox is running but port is not open",
 					  "port", (int)port, "code", 502));
 		tok = e2b_header(c, "X-Access-Token");
-		if (strcmp(url, "/health") != 0 && rq->box->secure &&
-		    !(tok && ct_equal(tok, strlen(tok), rq->box->token, strlen(rq->box->token))))
-			return e2b_envd_error(c, 401,
-					      "unauthorized access, please provide a valid access "
-					      "token or method signing if supported");
+		/* Every sandbox has a token (secure: false is refused at create):
+		 * only /health answers without it. */
+		if (strcmp(url, "/health") != 0) {
+			if (!(tok &&
+			      ct_equal(tok, strlen(tok), rq->box->token, strlen(rq->box->token))))
+				return e2b_envd_error(
+					c, 401,
+					"unauthorized access, please provide a valid "
+					"access token or method signing if supported");
+			authenticated(srv, c);
+		}
 		rq->answered = 0;
 		rq->limit = envd_limit(url);
 	} else {
@@ -379,6 +403,7 @@ first_call(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, const 
 			rq->answered = 1;
 			return e2b_rest_error(c, 401, "Invalid API key");
 		}
+		authenticated(srv, c);
 	}
 	if (cl && strtoull(cl, NULL, 10) > rq->limit) {
 		rq->answered = 1;
@@ -411,13 +436,21 @@ static enum MHD_Result on_request(void *cls,
 		size_t n = *upload_size;
 
 		*upload_size = 0;
-		if (rq->answered)
-			return MHD_YES;
+		if (rq->answered) {
+			/* Answered at its headers: libmicrohttpd closes the connection
+			 * after the reply; what it reads meanwhile is dropped, within a
+			 * small bound. */
+			rq->discarded += n;
+			return rq->discarded > DISCARD_MAX ? MHD_NO : MHD_YES;
+		}
 		if (rq->too_big || n > rq->limit - rq->len) {
-			/* Keep reading (so the 413 reaches the client) up to a bound. */
+			/* A chunked body past its bound: libmicrohttpd answers only
+			 * once the body is in, so the rest is read and dropped for
+			 * the 413 to reach the client, but only up to DISCARD_MAX;
+			 * past that the connection is closed without a reply. */
 			rq->too_big = 1;
 			rq->discarded += n;
-			return rq->discarded > 4 * rq->limit + (1u << 20) ? MHD_NO : MHD_YES;
+			return rq->discarded > DISCARD_MAX ? MHD_NO : MHD_YES;
 		}
 		if (rq->len + n > rq->cap) {
 			size_t cap = rq->cap ? rq->cap : 4096;
@@ -489,12 +522,19 @@ int cli_e2b_start(struct cli_e2b **out, const struct cli_e2b_config *c, char *er
 		goto fail;
 	}
 	srv->key_len = strlen(srv->key);
-	srv->mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
-					    (c->ipv6 ? MHD_USE_IPv6 : 0),
-				    0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET,
-				    c->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-				    MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
-				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)640, MHD_OPTION_END);
+	srv->idle_timeout_s = c->idle_timeout_s;
+	srv->transfer_ms = c->transfer_timeout_ms;
+	/* A connection starts with the short timeout of the unauthenticated;
+	 * one address may hold at most max_client_connections of the
+	 * max_connections (one thread each); past either, libmicrohttpd
+	 * closes a new connection at once. */
+	srv->mhd = MHD_start_daemon(
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
+			(c->ipv6 ? MHD_USE_IPv6 : 0),
+		0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, c->listen_fd,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_LIMIT,
+		c->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, c->max_client_connections,
+		MHD_OPTION_CONNECTION_TIMEOUT, c->auth_timeout_s, MHD_OPTION_END);
 	if (!srv->mhd) {
 		snprintf(err, errlen, "libmicrohttpd could not start serving");
 		goto fail;

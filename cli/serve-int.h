@@ -19,12 +19,17 @@
 struct cli_e2b;
 
 struct cli_e2b_config {
-	sbx_backend *backend;	   /* lent: outlives the server */
-	const char *default_image; /* templateID absent or "base"; copied */
-	const char *api_key;	   /* NUL-terminated; copied into memory wiped at stop */
-	uint64_t max_timeout_s;	   /* the ceiling of every sandbox timeout */
-	int listen_fd;		   /* bound and listening; the server owns it once started */
-	int ipv6;		   /* listen_fd is an AF_INET6 socket */
+	sbx_backend *backend;		 /* lent: outlives the server */
+	const char *default_image;	 /* templateID absent or "base"; copied */
+	const char *api_key;		 /* NUL-terminated; copied into memory wiped at stop */
+	uint64_t max_timeout_s;		 /* the ceiling of every sandbox timeout */
+	int listen_fd;			 /* bound and listening; the server owns it once started */
+	int ipv6;			 /* listen_fd is an AF_INET6 socket */
+	unsigned max_connections;	 /* connections at once (a thread each) */
+	unsigned max_client_connections; /* of those, from one address */
+	unsigned auth_timeout_s;	 /* idle bound before an authenticated request */
+	unsigned idle_timeout_s;	 /* idle bound after one */
+	uint64_t transfer_timeout_ms;	 /* deadline of one file transfer in a sandbox */
 };
 
 /* Starts serving on c->listen_fd. On failure *out is untouched and err says why. */

@@ -43,10 +43,17 @@
 #define SERVE_DEFAULT_MAX_TIMEOUT_S 3600u /* E2B's ceiling for its Hobby tier */
 #define SERVE_KEY_MAX 256
 #define SWEEP_NS 250000000L
+#define SERVE_DEFAULT_MAX_CONNS 1024u
+#define SERVE_DEFAULT_MAX_CLIENT_CONNS 64u
+#define SERVE_DEFAULT_AUTH_TIMEOUT_S 10u
+#define SERVE_IDLE_TIMEOUT_S 640u /* an authenticated connection's idle bound */
+#define SERVE_DEFAULT_TRANSFER_S 60u
 
 static const char usage_serve[] =
 	"usage: sandboxio [GLOBAL OPTIONS] serve --api e2b [--listen ADDR:PORT]\n"
 	"                 [--api-key-file PATH] [--allow-non-loopback] [--max-timeout S]\n"
+	"                 [--max-connections N] [--max-client-connections N]\n"
+	"                 [--auth-timeout S] [--transfer-timeout S]\n"
 	"\n"
 	"Serves an E2B-compatible API (the REST control plane and the envd process\n"
 	"and file endpoints, on one listener) backed by this host's Docker engine, so\n"
@@ -71,6 +78,13 @@ static const char usage_serve[] =
 	"                       engine, and the API is plain HTTP: the key, commands and\n"
 	"                       outputs travel unencrypted\n"
 	"  --max-timeout S      ceiling of a sandbox's timeout; default 3600 s\n"
+	"  --max-connections N  connections served at once (a thread each); default 1024\n"
+	"  --max-client-connections N\n"
+	"                       of those, from one client address; default 64\n"
+	"  --auth-timeout S     idle time a connection may spend before its first\n"
+	"                       authenticated request; default 10 s (then 640 s)\n"
+	"  --transfer-timeout S deadline of one file download or upload in a sandbox;\n"
+	"                       default 60 s\n"
 	"global options --socket, --hosts-file, --config and --audit-log apply to the\n"
 	"sandboxes it makes, as for 'sandboxio create'; they may also follow 'serve'.\n"
 	"\n"
@@ -98,6 +112,7 @@ struct serve_args {
 	const char *listen;
 	const char *key_file;
 	const char *max_timeout;
+	const char *max_conns, *max_client_conns, *auth_timeout, *transfer_timeout;
 	int allow_non_loopback;
 };
 
@@ -107,6 +122,10 @@ enum serve_opt {
 	SO_KEY_FILE,
 	SO_NON_LOOPBACK,
 	SO_MAX_TIMEOUT,
+	SO_MAX_CONNS,
+	SO_MAX_CLIENT_CONNS,
+	SO_AUTH_TIMEOUT,
+	SO_TRANSFER_TIMEOUT,
 	SO_JSON,
 	SO_SOCKET,
 	SO_HOSTS_FILE,
@@ -125,6 +144,10 @@ static const struct {
 	{"api-key-file", SO_KEY_FILE, 1},
 	{"allow-non-loopback", SO_NON_LOOPBACK, 0},
 	{"max-timeout", SO_MAX_TIMEOUT, 1},
+	{"max-connections", SO_MAX_CONNS, 1},
+	{"max-client-connections", SO_MAX_CLIENT_CONNS, 1},
+	{"auth-timeout", SO_AUTH_TIMEOUT, 1},
+	{"transfer-timeout", SO_TRANSFER_TIMEOUT, 1},
 	{"json", SO_JSON, 0},
 	{"socket", SO_SOCKET, 1},
 	{"hosts-file", SO_HOSTS_FILE, 1},
@@ -150,6 +173,18 @@ static void store(struct cli_opts *o, struct serve_args *a, enum serve_opt id, c
 		break;
 	case SO_MAX_TIMEOUT:
 		a->max_timeout = val;
+		break;
+	case SO_MAX_CONNS:
+		a->max_conns = val;
+		break;
+	case SO_MAX_CLIENT_CONNS:
+		a->max_client_conns = val;
+		break;
+	case SO_AUTH_TIMEOUT:
+		a->auth_timeout = val;
+		break;
+	case SO_TRANSFER_TIMEOUT:
+		a->transfer_timeout = val;
 		break;
 	case SO_JSON:
 		o->json = 1;
@@ -222,6 +257,35 @@ static int parse_args(struct cli_opts *o, struct serve_args *a, int argc, char *
 		}
 		store(o, a, serve_opts[hit].id, val);
 	}
+	return 0;
+}
+
+/* A whole number from lo to hi (decimal digits only); -1 otherwise. */
+static int parse_count(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	unsigned long v = 0;
+
+	if (!*s || strlen(s) > 9)
+		return -1;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		v = v * 10 + (unsigned long)(*p - '0');
+	}
+	if (v < lo || v > hi)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* A duration of whole seconds from lo to hi ("10", "10s", "2m"); -1 otherwise. */
+static int parse_seconds_opt(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	uint64_t ms;
+
+	if (sbx_parse_duration_ms(&ms, s) < 0 || ms % 1000 || ms / 1000 < lo || ms / 1000 > hi)
+		return -1;
+	*out = (unsigned)(ms / 1000);
 	return 0;
 }
 
@@ -591,6 +655,8 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 	sbx_backend *b = NULL;
 	char key[SERVE_KEY_MAX + 1] = "", err[512], *image = NULL;
 	uint64_t max_ms = (uint64_t)SERVE_DEFAULT_MAX_TIMEOUT_S * 1000;
+	unsigned max_conns = SERVE_DEFAULT_MAX_CONNS, max_client = SERVE_DEFAULT_MAX_CLIENT_CONNS;
+	unsigned auth_s = SERVE_DEFAULT_AUTH_TIMEOUT_S, transfer_s = SERVE_DEFAULT_TRANSFER_S;
 	unsigned port = 0;
 	sigset_t set;
 	int rc, fd = -1, sig;
@@ -617,6 +683,34 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 			o, SBX_EINVALID,
 			"serve: --max-timeout '%.32s': expected a duration from 1 s to 24 h",
 			a.max_timeout);
+		return CLI_EXIT_FAIL;
+	}
+	if (a.max_conns && parse_count(a.max_conns, 1, 65536, &max_conns) < 0) {
+		cli_print_error(
+			o, SBX_EINVALID,
+			"serve: --max-connections '%.32s': expected a number from 1 to 65536",
+			a.max_conns);
+		return CLI_EXIT_FAIL;
+	}
+	if (a.max_client_conns && parse_count(a.max_client_conns, 1, 65536, &max_client) < 0) {
+		cli_print_error(o, SBX_EINVALID,
+				"serve: --max-client-connections '%.32s': expected a number from 1 "
+				"to 65536",
+				a.max_client_conns);
+		return CLI_EXIT_FAIL;
+	}
+	if (a.auth_timeout && parse_seconds_opt(a.auth_timeout, 1, 640, &auth_s) < 0) {
+		cli_print_error(
+			o, SBX_EINVALID,
+			"serve: --auth-timeout '%.32s': expected whole seconds from 1 to 640",
+			a.auth_timeout);
+		return CLI_EXIT_FAIL;
+	}
+	if (a.transfer_timeout && parse_seconds_opt(a.transfer_timeout, 1, 3600, &transfer_s) < 0) {
+		cli_print_error(
+			o, SBX_EINVALID,
+			"serve: --transfer-timeout '%.32s': expected whole seconds from 1 to 3600",
+			a.transfer_timeout);
 		return CLI_EXIT_FAIL;
 	}
 	if (parse_listen(a.listen, &la) < 0) {
@@ -677,6 +771,11 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 	ec.max_timeout_s = max_ms / 1000;
 	ec.listen_fd = fd;
 	ec.ipv6 = la.family == AF_INET6;
+	ec.max_connections = max_conns;
+	ec.max_client_connections = max_client < max_conns ? max_client : max_conns;
+	ec.auth_timeout_s = auth_s;
+	ec.idle_timeout_s = SERVE_IDLE_TIMEOUT_S;
+	ec.transfer_timeout_ms = (uint64_t)transfer_s * 1000;
 	if (cli_e2b_start(&srv, &ec, err, sizeof(err)) < 0) {
 		cli_print_error(o, SBX_ERROR, "serve: %s", err);
 		close(fd);
