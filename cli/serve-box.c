@@ -226,16 +226,17 @@ void e2b_retire(struct box *b)
 		e2b_box_unref(b);
 }
 
-/* Waits for the box's busy slot, at most until its end. Returns 0 with the
- * slot taken, or -1 when the box ended first. */
-int e2b_box_acquire(struct box *b)
+/* Waits for the box's busy slot, at most until its end and until (a
+ * monotonic ms; 0: no bound of the caller's). Returns 0 with the slot
+ * taken, -1 when the box ended first, -2 when until passed first. */
+int e2b_box_acquire(struct box *b, uint64_t until)
 {
 	struct cli_e2b *srv = b->srv;
 	int rc = 0;
 
 	pthread_mutex_lock(&srv->mu);
 	for (;;) {
-		uint64_t now = e2b_mono_ms();
+		uint64_t now = e2b_mono_ms(), wake = now + 1000;
 
 		if (b->retired || srv->stopping || now >= b->end_mono) {
 			rc = -1;
@@ -243,8 +244,15 @@ int e2b_box_acquire(struct box *b)
 		}
 		if (!b->busy)
 			break;
-		e2b_wait_until(&b->cv, &srv->mu,
-			       now + 1000 < b->end_mono ? now + 1000 : b->end_mono);
+		if (until && now >= until) {
+			rc = -2;
+			break;
+		}
+		if (b->end_mono < wake)
+			wake = b->end_mono;
+		if (until && until < wake)
+			wake = until;
+		e2b_wait_until(&b->cv, &srv->mu, wake);
 	}
 	if (rc == 0)
 		b->busy = 1;

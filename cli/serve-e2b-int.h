@@ -188,9 +188,10 @@ struct box *e2b_box_get(struct cli_e2b *srv, const char *id);
  * reference the caller then drops. */
 int e2b_retire_locked(struct box *b, int *kill);
 void e2b_retire(struct box *b);
-/* The busy slot: taken (0) or the box ended first (-1); given back with
- * the library's result, which retires a box the library killed. */
-int e2b_box_acquire(struct box *b);
+/* The busy slot: taken (0), the box ended first (-1) or until (monotonic
+ * ms, 0: none) passed first (-2); given back with the library's result,
+ * which retires a box the library killed. */
+int e2b_box_acquire(struct box *b, uint64_t until);
 void e2b_box_release(struct box *b, int rc);
 
 /* ===== serve-e2b.c, serve-e2b-net.c: the REST control plane ===== */
@@ -214,6 +215,28 @@ int e2b_apply_network(
 	const struct create_req *cr, sbx_policy *p, json_t **echo, char *err, size_t esize);
 
 /* ===== serve-envd.c, serve-process.c, serve-run.c: envd ===== */
+
+/* One file part of a multipart/form-data body (pointers into the body). */
+struct e2b_upload {
+	const char *name; /* the form's filename, or NULL */
+	size_t name_len;
+	const char *data;
+	size_t len;
+};
+
+/*
+ * multipart/form-data with "file" parts (RFC 7578) from a whole body in
+ * memory; content_type is the request's header (its boundary parameter).
+ * Pure: bytes in, parts out. Returns the number of parts in ups (at most
+ * max), or -1 with err.
+ */
+int e2b_parse_multipart(const char *content_type,
+			const char *body,
+			size_t len,
+			struct e2b_upload *ups,
+			int max,
+			char *err,
+			size_t esize);
 
 enum MHD_Result e2b_envd(struct cli_e2b *srv,
 			 struct MHD_Connection *c,

@@ -10,6 +10,7 @@
  * hands file parts over in pieces and says nothing of a part with no bytes,
  * while a whole, bounded body in memory is simple to split exactly.
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,46 @@ int e2b_user_ok(const char *name)
 
 /* ===== envd: files ===== */
 
+/*
+ * A file moves through a program in the sandbox, run by the library like
+ * any command, with a deadline of its own (--transfer-timeout, within the
+ * sandbox's life): sbx-init kills the program at that deadline, which ends
+ * only the transfer, never the sandbox, and frees the busy slot. The
+ * program checks the file's type first and answers in its exit status, so
+ * that errors are the server's words and never the sandbox's stderr:
+ * special files (devices, FIFOs, sockets) are refused, and a read is
+ * `head -c` of at most the bound plus one byte, which ends the program at
+ * the bound instead of reading on. A read moves at most the sandbox's
+ * output cap per run, so a larger file comes in slices, each a run of its
+ * own; between slices a client that went away stops the download.
+ */
+#define X_NOENT 90
+#define X_ISDIR 91
+#define X_DANGLING 92
+#define X_SPECIAL 93
+#define X_DENIED 94
+#define X_MKDIR 95
+
+static const char read_script[] =
+	"p=$1\n"
+	"[ -d \"$p\" ] && exit 91\n"
+	"if [ ! -e \"$p\" ]; then [ -L \"$p\" ] && exit 92; exit 90; fi\n"
+	"[ -f \"$p\" ] || exit 93\n"
+	"[ -r \"$p\" ] || exit 94\n"
+	"if [ \"$2\" = 0 ]; then exec head -c \"$3\" -- \"$p\" 2>/dev/null; fi\n"
+	"tail -c +\"$(($2 + 1))\" -- \"$p\" 2>/dev/null | head -c \"$3\"\n";
+
+static const char write_script[] =
+	"p=$1; d=${p%/*}\n"
+	"if [ -e \"$p\" ] || [ -L \"$p\" ]; then\n"
+	"  [ -d \"$p\" ] && exit 91\n"
+	"  [ -f \"$p\" ] || exit 93\n"
+	"fi\n"
+	"if [ -n \"$d\" ] && [ ! -d \"$d\" ]; then mkdir -p -- \"$d\" 2>/dev/null || exit 95; fi\n"
+	"umask 022\n"
+	"true 2>/dev/null >\"$p\" || exit 94\n"
+	"exec cat >\"$p\"\n";
+
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -87,62 +128,243 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-static enum MHD_Result
-file_error(struct MHD_Connection *c, int rc, const char *path, const char *msg)
+/* Whether every name in path fits NAME_MAX (255 bytes). */
+static int names_fit(const char *path)
 {
-	switch (rc) {
-	case SBX_ENOTFOUND:
+	size_t run = 0;
+
+	for (; *path; path++) {
+		run = *path == '/' ? 0 : run + 1;
+		if (run > 255)
+			return 0;
+	}
+	return 1;
+}
+
+/* A transfer that has no answer yet: its deadline and what it hit. */
+struct xfer {
+	uint64_t deadline; /* monotonic ms */
+	int fd;		   /* the client's socket */
+};
+
+static void xfer_begin(struct xfer *x, struct cli_e2b *srv, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	x->deadline = e2b_mono_ms() + srv->transfer_ms;
+	x->fd = ci ? ci->connect_fd : -1;
+}
+
+/* Takes the slot within the transfer's deadline; a reply when it cannot. */
+static enum MHD_Result
+xfer_acquire(struct MHD_Connection *c, struct box *b, struct xfer *x, int *ok)
+{
+	int rc = e2b_box_acquire(b, x->deadline);
+
+	*ok = rc == 0;
+	if (rc == -2)
+		return e2b_envd_error(c, 503,
+				      "the sandbox stayed busy with another command past the "
+				      "transfer's deadline (%llu s)",
+				      (unsigned long long)(b->srv->transfer_ms / 1000));
+	if (rc < 0)
+		return e2b_envd_error(c, 502, "The sandbox was not found");
+	return MHD_YES;
+}
+
+/*
+ * One program of a transfer, bounded by the transfer's deadline (and the
+ * sandbox's run timeout and life). Returns the library's code; *timed_out
+ * when the deadline ended it.
+ */
+static int xfer_run(struct box *b,
+		    const struct xfer *x,
+		    const char *const *argv,
+		    const void *in,
+		    size_t in_len,
+		    sbx_result **r,
+		    int *timed_out)
+{
+	sbx_run_options ro = SBX_RUN_OPTIONS_INIT;
+	uint64_t now = e2b_mono_ms(), t;
+	int rc;
+
+	*r = NULL;
+	*timed_out = 0;
+	if (now >= x->deadline) {
+		*timed_out = 1;
+		return 0;
+	}
+	t = x->deadline - now;
+	if (b->run_timeout_ms && t > b->run_timeout_ms)
+		t = b->run_timeout_ms;
+	if (b->end_mono <= now)
+		return SBX_ETIMEOUT;
+	if (t > b->end_mono - now)
+		t = b->end_mono - now;
+	ro.timeout_ms = t;
+	ro.stdin_data = in;
+	ro.stdin_len = in_len;
+	rc = sbx_sandbox_run(r, b->s, argv, &ro);
+	if (rc == 0 && (*r)->status == SBX_RUN_TIMEOUT)
+		*timed_out = 1;
+	return rc;
+}
+
+/* The reply to a transfer program that did not succeed. */
+static enum MHD_Result xfer_failed(struct MHD_Connection *c,
+				   struct cli_e2b *srv,
+				   const char *path,
+				   int rc,
+				   const sbx_result *r,
+				   int timed_out,
+				   int writing)
+{
+	if (timed_out)
+		return e2b_envd_error(c, 504,
+				      "the %s of '%.512s' did not finish within the transfer's "
+				      "deadline (%llu s); it was stopped",
+				      writing ? "upload" : "download", path,
+				      (unsigned long long)(srv->transfer_ms / 1000));
+	if (rc < 0)
+		return e2b_envd_error(c, rc == SBX_ECANCELED || rc == SBX_ETIMEOUT ? 502 : 500,
+				      "the sandbox could not %s the file (%s)",
+				      writing ? "write" : "read", sbx_strerror(rc));
+	if (r->status != SBX_RUN_EXITED)
+		return e2b_envd_error(c, 500, "the %s of '%.512s' was ended (%s)",
+				      writing ? "upload" : "download", path,
+				      sbx_run_status_name(r->status));
+	switch (r->exit_code) {
+	case X_NOENT:
 		return e2b_envd_error(c, 404, "path '%.512s' does not exist", path);
-	case SBX_EINVALID:
-		return e2b_envd_error(c, 400, "path '%.512s': %s", path, msg);
-	case SBX_EDENIED:
-		return e2b_envd_error(c, 403, "path '%.512s': %s", path, msg);
-	case SBX_ETOOBIG:
-		return e2b_envd_error(c, 413, "path '%.512s': %s", path, msg);
+	case X_ISDIR:
+		return e2b_envd_error(c, 400, "path '%.512s' is a directory", path);
+	case X_DANGLING:
+		return e2b_envd_error(c, 400,
+				      "path '%.512s' is a symbolic link that leads nowhere (a "
+				      "missing target or a loop)",
+				      path);
+	case X_SPECIAL:
+		return e2b_envd_error(c, 400,
+				      "path '%.512s' is not a regular file (a device, FIFO or "
+				      "socket); only regular files are transferred",
+				      path);
+	case X_DENIED:
+		return e2b_envd_error(c, 403, "path '%.512s' cannot be %s by the sandbox user",
+				      path, writing ? "written" : "read");
+	case X_MKDIR:
+		return e2b_envd_error(c, 403, "the directory of '%.512s' cannot be created", path);
+	case 127:
+	case 126:
+		return e2b_envd_error(c, 500,
+				      "the sandbox's image lacks the shell tools files move "
+				      "through (sh, head, tail, cat)");
 	default:
-		return e2b_envd_error(c, 500, "%s", msg);
+		if (writing && r->stderr_data && strstr(r->stderr_data, "No space left"))
+			return e2b_envd_error(c, 507, "no space left in the sandbox for '%.512s'",
+					      path);
+		return e2b_envd_error(c, 400, "path '%.512s' could not be %s as a file", path,
+				      writing ? "written" : "read");
 	}
 }
 
-static enum MHD_Result envd_download(struct MHD_Connection *c, struct req *rq)
+static int client_left(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+
+	return fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLRDHUP));
+}
+
+static enum MHD_Result envd_download(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq)
 {
 	const char *given = e2b_query(c, "path");
-	char path[PATH_MAX_LEN + 16];
-	struct MHD_Response *r;
-	void *data = NULL;
-	size_t len = 0;
-	int rc;
+	const char *argv[] = {"sh", "-c", read_script, "sbx-read", NULL, NULL, NULL, NULL};
+	char path[PATH_MAX_LEN + 16], off_s[24], n_s[24];
+	struct box *b = rq->box;
+	struct MHD_Response *resp;
+	struct xfer x;
+	char *data = NULL;
+	size_t len = 0, slice;
+	int64_t cap;
+	enum MHD_Result ret;
+	int ok, rc = 0, timed_out = 0;
+	sbx_result *r = NULL;
 
 	if (!e2b_user_ok(e2b_query(c, "username")))
 		return e2b_envd_error(c, 401, "user '%.64s' is not available on this server",
 				      e2b_query(c, "username"));
 	if (!given || e2b_map_path(given, path, sizeof(path)) < 0)
 		return e2b_envd_error(c, 400, "invalid path '%.512s'", given ? given : "");
-	if (e2b_box_acquire(rq->box) < 0)
-		return e2b_envd_error(c, 502, "The sandbox was not found");
-	rc = sbx_sandbox_read_file(&data, &len, rq->box->s, path, 0);
-	if (rc < 0) {
-		enum MHD_Result ret = file_error(c, rc, path, sbx_error_last()->message);
+	if (!names_fit(path))
+		return e2b_envd_error(c, 400, "path '%.512s' has a name longer than 255 bytes",
+				      path);
+	/* A slice is what one run may return: the sandbox's output cap. */
+	cap = sbx_policy_limit(sbx_sandbox_policy(b->s), SBX_LIMIT_OUTPUT);
+	slice = cap > 0 && (uint64_t)cap < FILE_MAX + 1 ? (size_t)cap : FILE_MAX + 1;
+	xfer_begin(&x, srv, c);
+	ret = xfer_acquire(c, b, &x, &ok);
+	if (!ok)
+		return ret;
+	argv[4] = path;
+	argv[5] = off_s;
+	argv[6] = n_s;
+	for (;;) {
+		size_t want = FILE_MAX + 1 - len < slice ? FILE_MAX + 1 - len : slice;
+		char *grown;
 
-		e2b_box_release(rq->box, rc);
+		snprintf(off_s, sizeof(off_s), "%zu", len);
+		snprintf(n_s, sizeof(n_s), "%zu", want);
+		rc = xfer_run(b, &x, argv, NULL, 0, &r, &timed_out);
+		if (rc < 0 || timed_out || r->status != SBX_RUN_EXITED || r->exit_code != 0)
+			break;
+		if (r->stdout_len) {
+			grown = realloc(data, len + r->stdout_len + 1);
+			if (!grown) {
+				rc = SBX_ENOMEM;
+				break;
+			}
+			data = grown;
+			memcpy(data + len, r->stdout_data, r->stdout_len);
+			len += r->stdout_len;
+		}
+		/* A short slice is the end of the file; a full one may not be. */
+		if (r->stdout_len < want || len > FILE_MAX || r->stdout_truncated)
+			break;
+		sbx_result_free(r);
+		r = NULL;
+		if (client_left(x.fd)) {
+			rc = SBX_ECANCELED;
+			timed_out = 0;
+			break;
+		}
+	}
+	e2b_box_release(b, rc == SBX_ECANCELED && !r ? 0 : rc);
+	if (rc == SBX_ECANCELED && !r) {
+		free(data);
+		return MHD_NO; /* the client went away between slices */
+	}
+	if (rc < 0 || timed_out || r->status != SBX_RUN_EXITED || r->exit_code != 0) {
+		ret = xfer_failed(c, srv, path, rc, r, timed_out, 0);
+		sbx_result_free(r);
+		free(data);
 		return ret;
 	}
-	e2b_box_release(rq->box, 0);
-	r = MHD_create_response_from_buffer_with_free_callback(len, data, sbx_free);
-	if (!r) {
-		sbx_free(data);
+	sbx_result_free(r);
+	if (len > FILE_MAX) {
+		free(data);
+		return e2b_envd_error(c, 413, "path '%.512s' is larger than 64 MiB", path);
+	}
+	resp = MHD_create_response_from_buffer(len, data ? data : (void *)"",
+					       data ? MHD_RESPMEM_MUST_FREE
+						    : MHD_RESPMEM_PERSISTENT);
+	if (!resp) {
+		free(data);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, "Content-Type", "application/octet-stream");
-	return e2b_queue(c, 200, r);
+	MHD_add_response_header(resp, "Content-Type", "application/octet-stream");
+	return e2b_queue(c, 200, resp);
 }
-
-struct upload {
-	const char *name; /* the form's filename, or NULL */
-	size_t name_len;
-	const char *data;
-	size_t len;
-};
 
 /* The value of a Content-Disposition parameter (name="..."), unquoted. */
 static int
@@ -173,45 +395,73 @@ disposition_param(const char *h, size_t hlen, const char *param, const char **ou
 }
 
 /*
- * multipart/form-data with "file" parts (RFC 7578), from a whole body in
- * memory. Returns the number of parts in ups (at most max), or -1 with err.
+ * The next delimiter at or after p: CRLF "--" boundary followed by CRLF or
+ * "--" (RFC 2046 5.1.1: a delimiter starts a line, so "--boundary" inside
+ * content is content). Returns the CRLF's position or NULL.
  */
-static int parse_multipart(const char *ct,
-			   const char *body,
-			   size_t len,
-			   struct upload *ups,
-			   int max,
-			   char *err,
-			   size_t esize)
+static const char *next_delimiter(const char *p, const char *end, const char *delim, size_t dlen)
 {
-	char delim[80];
+	while (p < end) {
+		const char *hit = memmem(p, (size_t)(end - p), delim, dlen);
+		const char *after;
+
+		if (!hit)
+			return NULL;
+		after = hit + dlen;
+		if (end - after >= 2 && ((after[0] == '\r' && after[1] == '\n') ||
+					 (after[0] == '-' && after[1] == '-')))
+			return hit;
+		p = hit + 1;
+	}
+	return NULL;
+}
+
+int e2b_parse_multipart(const char *ct,
+			const char *body,
+			size_t len,
+			struct e2b_upload *ups,
+			int max,
+			char *err,
+			size_t esize)
+{
+	char delim[80]; /* CRLF "--" boundary */
 	const char *bnd, *p, *end = body + len;
 	size_t blen, dlen;
 	int n = 0;
 
-	if (disposition_param(ct, strlen(ct), "boundary", &bnd, &blen) != 0 || blen == 0 ||
+	if (!ct || disposition_param(ct, strlen(ct), "boundary", &bnd, &blen) != 0 || blen == 0 ||
 	    blen > 70) {
 		snprintf(err, esize, "multipart/form-data without a boundary");
 		return -1;
 	}
-	dlen = (size_t)snprintf(delim, sizeof(delim), "--%.*s", (int)blen, bnd);
-	p = memmem(body, len, delim, dlen);
-	if (!p) {
-		snprintf(err, esize, "malformed multipart body");
-		return -1;
+	dlen = (size_t)snprintf(delim, sizeof(delim), "\r\n--%.*s", (int)blen, bnd);
+	/* p: just past a delimiter. The first may open the body (no
+	 * preamble, so no CRLF before it). */
+	if (len >= dlen - 2 && memcmp(body, delim + 2, dlen - 2) == 0) {
+		p = body + dlen - 2;
+	} else {
+		p = next_delimiter(body, end, delim, dlen);
+		if (!p) {
+			snprintf(err, esize, "malformed multipart body");
+			return -1;
+		}
+		p += dlen;
 	}
 	for (;;) {
 		const char *hdr, *hend, *next, *line;
 		const char *name = NULL, *fname = NULL;
 		size_t nlen = 0, flen = 0;
 
-		p += dlen;
 		if (end - p >= 2 && p[0] == '-' && p[1] == '-')
 			return n;
 		if (end - p < 2 || p[0] != '\r' || p[1] != '\n')
 			break;
 		hdr = p + 2;
-		hend = memmem(hdr, (size_t)(end - hdr), "\r\n\r\n", 4);
+		/* A part with no headers at all: its blank line follows at once. */
+		if (end - hdr >= 2 && hdr[0] == '\r' && hdr[1] == '\n')
+			hend = p;
+		else
+			hend = memmem(hdr, (size_t)(end - hdr), "\r\n\r\n", 4);
 		if (!hend)
 			break;
 		for (line = hdr; line < hend;) {
@@ -229,8 +479,8 @@ static int parse_multipart(const char *ct,
 			line = eol + 2;
 		}
 		p = hend + 4;
-		next = memmem(p, (size_t)(end - p), delim, dlen);
-		if (!next || next - p < 2 || next[-2] != '\r' || next[-1] != '\n')
+		next = next_delimiter(p, end, delim, dlen);
+		if (!next)
 			break;
 		if (!name || nlen != 4 || memcmp(name, "file", 4) != 0) {
 			snprintf(err, esize, "unexpected form field '%.*s' (only file)",
@@ -244,66 +494,29 @@ static int parse_multipart(const char *ct,
 		ups[n].name = fname;
 		ups[n].name_len = fname ? flen : 0;
 		ups[n].data = p;
-		ups[n].len = (size_t)(next - 2 - p);
+		ups[n].len = (size_t)(next - p);
 		n++;
-		p = next;
+		p = next + dlen;
 	}
 	snprintf(err, esize, "malformed multipart body");
 	return -1;
 }
 
-/*
- * Writes one file, making its directory first when it is missing (envd
- * creates parents). Returns 0, or the library's error code with the
- * message in err.
- */
-static int
-write_one(sbx_sandbox *s, const char *path, const char *data, size_t len, char *err, size_t esize)
-{
-	char dir[PATH_MAX_LEN + 16];
-	const char *argv[] = {"mkdir", "-p", "--", dir, NULL};
-	const char *msg;
-	sbx_result *r = NULL;
-	char *slash;
-	int rc;
-
-	rc = sbx_sandbox_write_file(s, path, data, len, 0644);
-	msg = sbx_error_last()->message;
-	snprintf(err, esize, "%s", msg);
-	if (rc == 0 || (rc != SBX_ENOTFOUND && !(rc == SBX_EENGINE && strstr(msg, "nonexistent"))))
-		return rc;
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return rc;
-	*slash = '\0';
-	rc = sbx_sandbox_run(&r, s, argv, NULL);
-	if (rc < 0) {
-		snprintf(err, esize, "%s", sbx_error_last()->message);
-		return rc;
-	}
-	if (r->status != SBX_RUN_EXITED || r->exit_code != 0) {
-		snprintf(err, esize, "cannot create directory %.512s: %.400s", dir,
-			 r->stderr_data ? r->stderr_data : "");
-		sbx_result_free(r);
-		return SBX_EDENIED;
-	}
-	sbx_result_free(r);
-	rc = sbx_sandbox_write_file(s, path, data, len, 0644);
-	snprintf(err, esize, "%s", sbx_error_last()->message);
-	return rc;
-}
-
 #define MAX_UPLOADS 64
 
-static enum MHD_Result envd_upload(struct MHD_Connection *c, struct req *rq)
+static enum MHD_Result envd_upload(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq)
 {
 	const char *ct = e2b_header(c, "Content-Type"), *given = e2b_query(c, "path");
 	const char *ce = e2b_header(c, "Content-Encoding");
-	struct upload ups[MAX_UPLOADS];
+	const char *argv[] = {"sh", "-c", write_script, "sbx-write", NULL, NULL};
+	struct e2b_upload ups[MAX_UPLOADS];
 	char path[PATH_MAX_LEN + 16], name[PATH_MAX_LEN + 16], err[512];
+	struct box *b = rq->box;
+	struct xfer x;
+	sbx_result *r = NULL;
+	enum MHD_Result ret;
 	json_t *out;
-	int n, rc = 0;
+	int n, rc = 0, ok, timed_out = 0, failed = 0;
 
 	if (!e2b_user_ok(e2b_query(c, "username")))
 		return e2b_envd_error(c, 401, "user '%.64s' is not available on this server",
@@ -312,8 +525,8 @@ static enum MHD_Result envd_upload(struct MHD_Connection *c, struct req *rq)
 		return e2b_envd_error(
 			c, 415, "Content-Encoding '%.32s' is not supported by this server", ce);
 	if (ct && strncasecmp(ct, "multipart/form-data", 19) == 0) {
-		n = parse_multipart(ct, rq->body ? rq->body : "", rq->len, ups, MAX_UPLOADS, err,
-				    sizeof(err));
+		n = e2b_parse_multipart(ct, rq->body ? rq->body : "", rq->len, ups, MAX_UPLOADS,
+					err, sizeof(err));
 		if (n < 0)
 			return e2b_envd_error(c, 400, "%s", err);
 		if (n == 0)
@@ -325,7 +538,7 @@ static enum MHD_Result envd_upload(struct MHD_Connection *c, struct req *rq)
 		if (!given)
 			return e2b_envd_error(c, 400,
 					      "an application/octet-stream upload needs path");
-		ups[0] = (struct upload){.data = rq->body ? rq->body : "", .len = rq->len};
+		ups[0] = (struct e2b_upload){.data = rq->body ? rq->body : "", .len = rq->len};
 		n = 1;
 	} else {
 		return e2b_envd_error(c, 400,
@@ -340,11 +553,14 @@ static enum MHD_Result envd_upload(struct MHD_Connection *c, struct req *rq)
 			return e2b_envd_error(c, 400, "a file part names no path");
 	}
 	out = json_array();
-	if (e2b_box_acquire(rq->box) < 0) {
+	xfer_begin(&x, srv, c);
+	ret = xfer_acquire(c, b, &x, &ok);
+	if (!ok) {
 		json_decref(out);
-		return e2b_envd_error(c, 502, "The sandbox was not found");
+		return ret;
 	}
-	for (int k = 0; k < n && rc == 0; k++) {
+	argv[4] = path;
+	for (int k = 0; k < n && !failed; k++) {
 		const char *want = given;
 
 		if (!want) {
@@ -353,24 +569,33 @@ static enum MHD_Result envd_upload(struct MHD_Connection *c, struct req *rq)
 			want = name;
 		}
 		if (e2b_map_path(want, path, sizeof(path)) < 0 || strcmp(path, "/") == 0) {
-			e2b_box_release(rq->box, 0);
+			e2b_box_release(b, 0);
 			json_decref(out);
 			return e2b_envd_error(c, 400, "invalid path '%.512s'", want);
 		}
-		rc = write_one(rq->box->s, path, ups[k].data, ups[k].len, err, sizeof(err));
-		if (rc == 0)
+		if (!names_fit(path)) {
+			e2b_box_release(b, 0);
+			json_decref(out);
+			return e2b_envd_error(
+				c, 400, "path '%.512s' has a name longer than 255 bytes", path);
+		}
+		rc = xfer_run(b, &x, argv, ups[k].data, ups[k].len, &r, &timed_out);
+		failed = rc < 0 || timed_out || r->status != SBX_RUN_EXITED || r->exit_code != 0;
+		if (!failed) {
 			json_array_append_new(out,
 					      json_pack("{s:s, s:s, s:s}", "path", path, "name",
 							base_name(path), "type", "file"));
+			sbx_result_free(r);
+			r = NULL;
+		}
 	}
-	if (rc < 0) {
-		enum MHD_Result ret = file_error(c, rc, path, err);
-
-		e2b_box_release(rq->box, rc);
+	e2b_box_release(b, rc);
+	if (failed) {
+		ret = xfer_failed(c, srv, path, rc, r, timed_out, 1);
+		sbx_result_free(r);
 		json_decref(out);
 		return ret;
 	}
-	e2b_box_release(rq->box, 0);
 	return e2b_reply_json(c, 200, out);
 }
 
@@ -387,9 +612,9 @@ enum MHD_Result e2b_envd(struct cli_e2b *srv,
 						  : e2b_envd_error(c, 405, "method not allowed");
 	if (strcmp(url, "/files") == 0) {
 		if (strcmp(method, "GET") == 0)
-			return envd_download(c, rq);
+			return envd_download(srv, c, rq);
 		if (strcmp(method, "POST") == 0)
-			return envd_upload(c, rq);
+			return envd_upload(srv, c, rq);
 		return e2b_envd_error(c, 405, "method not allowed");
 	}
 	if (strncmp(url, "/process.Process/", 17) == 0 && strcmp(method, "POST") == 0) {
