@@ -1,0 +1,185 @@
+#!/usr/bin/python3
+"""tests/cli/test_serve_load.py: the client side of tests/cli/test_serve_load.sh.
+
+Against a running `sandboxio serve --api e2b` (URL, KEY, server PID, tenant):
+  1. quiet: ROUNDS authenticated operations (create a sandbox, run `echo ok`
+     in it through Process.Start, delete it), each timed; the median;
+  2. load: IDLE idle connections (spread over loopback source addresses
+     127.0.1.x, within the per-client bound) and FLOODERS processes sending
+     unauthenticated requests in a loop from 127.0.2.x, while the same
+     operations run again; the median;
+  3. the ratio loaded/quiet must be at most 2 (medians of the same run, so
+     the speed of the machine cancels out);
+  4. after the load, the server's threads and descriptors come back near
+     what they were before it (polled, with a hang guard), its RSS too, and
+     no sandbox of the tenant is left.
+Traffic goes to loopback only. Prints one line per check ("ok ..." or
+"FAIL ...") and numbers; exits non-zero on a failure.
+"""
+import base64
+import http.client
+import json
+import multiprocessing
+import os
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import time
+
+URL, KEY, PID, TENANT = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+IDLE = int(os.environ.get("LOAD_IDLE", "1000"))
+FLOODERS = int(os.environ.get("LOAD_FLOODERS", "1"))
+ROUNDS = int(os.environ.get("LOAD_ROUNDS", "7"))
+PER_ADDR = 20  # idle connections per source address (below the server's per-client bound)
+GUARD = 300  # seconds: a hang guard for waits on events, never a measure
+
+host, port = URL.rsplit("/", 1)[1].rsplit(":", 1)
+port = int(port)
+failed = 0
+
+
+def check(cond, what):
+    global failed
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failed += 1
+
+
+def rest(method, path, body=None):
+    c = http.client.HTTPConnection(host, port, timeout=GUARD)
+    c.request(method, path, body=json.dumps(body) if body is not None else None,
+              headers={"X-API-Key": KEY, "Content-Type": "application/json"})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r.status, (json.loads(data) if data else None)
+
+
+def start(sid, tok, cmd):
+    msg = json.dumps({"process": {"cmd": "/bin/sh", "args": ["-c", cmd]}}).encode()
+    c = http.client.HTTPConnection(host, port, timeout=GUARD)
+    c.request("POST", "/process.Process/Start", body=b"\0" + struct.pack(">I", len(msg)) + msg,
+              headers={"E2b-Sandbox-Id": sid, "X-Access-Token": tok,
+                       "Content-Type": "application/connect+json"})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    out, i = b"", 0
+    while i + 5 <= len(data):
+        n = struct.unpack(">I", data[i + 1:i + 5])[0]
+        j = json.loads(data[i + 5:i + 5 + n])
+        i += 5 + n
+        v = j.get("event", {}).get("data", {}).get("stdout")
+        if v:
+            out += base64.b64decode(v)
+    return r.status, out
+
+
+def operation():
+    """create, run, delete: seconds, or None when a step failed."""
+    t0 = time.monotonic()
+    st, sb = rest("POST", "/v2/sandboxes",
+                  {"timeout": 120, "allow_internet_access": False,
+                   "metadata": {"io.sandboxio.tenant": TENANT}})
+    if st != 201:
+        print("     create:", st, sb, flush=True)
+        return None
+    st2, out = start(sb["sandboxID"], sb["envdAccessToken"], "echo ok")
+    st3, _ = rest("DELETE", "/sandboxes/" + sb["sandboxID"])
+    if st2 != 200 or out != b"ok\n" or st3 != 204:
+        print("     run/delete:", st2, out, st3, flush=True)
+        return None
+    return time.monotonic() - t0
+
+
+def measure(label):
+    times = [operation() for _ in range(ROUNDS)]
+    ok = all(t is not None for t in times)
+    check(ok, "%s: %d create/run/delete operations succeed" % (label, ROUNDS))
+    return statistics.median(times) if ok else None
+
+
+def server_stats():
+    with open("/proc/%d/status" % PID) as f:
+        st = dict(l.split(":", 1) for l in f if ":" in l)
+    return {"threads": int(st["Threads"]), "rss_kib": int(st["VmRSS"].split()[0]),
+            "fds": len(os.listdir("/proc/%d/fd" % PID))}
+
+
+def flood(n, stop):
+    """Unauthenticated requests in a loop, from 127.0.2.<n+1>, one per connection."""
+    done = 0
+    while not stop.is_set():
+        try:
+            s = socket.socket()
+            s.bind(("127.0.2.%d" % (n + 1), 0))
+            s.settimeout(GUARD)
+            s.connect((host, port))
+            s.sendall(b"GET /v2/sandboxes HTTP/1.1\r\nHost: x\r\n\r\n")
+            while s.recv(4096):
+                pass
+            s.close()
+            done += 1
+        except OSError:
+            pass
+    print("     flooder %d sent %d unauthenticated requests" % (n, done), flush=True)
+
+
+def main():
+    base = server_stats()
+    quiet = measure("quiet")
+    idle = []
+    for k in range(IDLE):
+        s = socket.socket()
+        s.bind(("127.0.1.%d" % (k // PER_ADDR + 1), 0))
+        s.settimeout(GUARD)
+        s.connect((host, port))
+        s.sendall(b"GET /v2/sandboxes HTTP/1.1\r\n")  # never finished
+        idle.append(s)
+    # The server holds them all: one thread each (polled: accepts are async).
+    t_end = time.monotonic() + GUARD
+    while server_stats()["threads"] < base["threads"] + IDLE and time.monotonic() < t_end:
+        time.sleep(0.2)
+    held = server_stats()
+    check(held["threads"] >= base["threads"] + IDLE,
+          "%d idle connections are held by the server (threads %d -> %d)" %
+          (IDLE, base["threads"], held["threads"]))
+    stop = multiprocessing.Event()
+    flooders = [multiprocessing.Process(target=flood, args=(n, stop)) for n in range(FLOODERS)]
+    for p in flooders:
+        p.start()
+    loaded = measure("loaded")
+    peak = server_stats()
+    stop.set()
+    for p in flooders:
+        p.join(GUARD)
+    for s in idle:
+        s.close()
+    if quiet and loaded:
+        ratio = loaded / quiet
+        print("     quiet median %.3f s, loaded median %.3f s, ratio %.2f" % (quiet, loaded, ratio))
+        check(ratio <= 2.0, "under %d idle connections and %d flooders the median operation takes "
+              "at most 2x the quiet one (%.2fx)" % (IDLE, FLOODERS, ratio))
+    # Nothing leaks: threads and descriptors come back (polled until they do).
+    t_end = time.monotonic() + GUARD
+    while time.monotonic() < t_end:
+        now = server_stats()
+        if now["threads"] <= base["threads"] + 2 and now["fds"] <= base["fds"] + 2:
+            break
+        time.sleep(0.2)
+    now = server_stats()
+    print("     server before %s, under load %s, after %s" % (base, peak, now))
+    check(now["threads"] <= base["threads"] + 2 and now["fds"] <= base["fds"] + 2,
+          "threads and descriptors come back to the baseline")
+    check(now["rss_kib"] <= base["rss_kib"] + 32 * 1024,
+          "RSS comes back near the baseline (%d -> %d KiB)" % (base["rss_kib"], now["rss_kib"]))
+    left = subprocess.run(["docker", "ps", "-aq", "--filter", "label=io.sandboxio.tenant=" + TENANT],
+                          capture_output=True, text=True).stdout.split()
+    check(not left, "no container of the tenant is left")
+    print("%s" % ("failed" if failed else "passed"))
+    sys.exit(1 if failed else 0)
+
+
+main()
