@@ -278,6 +278,7 @@ void cli_e2b_sweep(struct cli_e2b *srv)
 	size_t n = 0, k = 0;
 	uint64_t now = e2b_mono_ms();
 
+	e2b_conns_sweep(srv);
 	pthread_mutex_lock(&srv->mu);
 	while (k < srv->nboxes) {
 		struct box *b = srv->boxes[k];

@@ -116,8 +116,9 @@ struct cli_e2b {
 	char *key;
 	size_t key_len;
 	uint64_t max_timeout_s;
-	unsigned idle_timeout_s;
-	uint64_t transfer_ms; /* deadline of one file transfer */
+	unsigned idle_timeout_s, auth_timeout_s;
+	uint64_t transfer_ms;	/* deadline of one file transfer */
+	struct e2b_conn *conns; /* every connection (serve-http.c) */
 	struct MHD_Daemon *mhd;
 	struct box *boxes[MAX_BOXES];
 	size_t nboxes;
@@ -169,6 +170,10 @@ enum MHD_Result e2b_stream_error(struct MHD_Connection *c, const char *code, con
 /* Whether v is an object of strings; an array of strings. */
 int e2b_string_map(json_t *v);
 int e2b_string_array(json_t *v);
+
+/* Shuts down the connections that sent no authenticated request within
+ * --auth-timeout of their accept; called with each sweep. */
+void e2b_conns_sweep(struct cli_e2b *srv);
 
 /* ===== serve-box.c: sandboxes, clocks and ids ===== */
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include <jansson.h>
 #include <microhttpd.h>
@@ -323,11 +324,92 @@ static size_t envd_limit(const char *url)
 	return REST_BODY_MAX;
 }
 
+/* ===== Connections ===== */
+
+/*
+ * Every connection is tracked from its accept to its close (libmicrohttpd's
+ * connection notifications) so that one that has not sent an authenticated
+ * request within --auth-timeout of its accept is shut down, however it
+ * trickles bytes: libmicrohttpd's own timeout counts idle time only. The
+ * record leaves the list (under srv->mu) before libmicrohttpd closes the
+ * socket, so the sweep never shuts down a descriptor that was reused.
+ */
+struct e2b_conn {
+	struct e2b_conn *prev, *next;
+	int fd;
+	int authed, shut;
+	uint64_t deadline; /* monotonic ms */
+};
+
+static void on_connection(void *cls,
+			  struct MHD_Connection *c,
+			  void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct cli_e2b *srv = cls;
+	struct e2b_conn *k;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		k = calloc(1, sizeof(*k));
+		if (!k)
+			return; /* untracked: libmicrohttpd's idle timeout still holds */
+		k->fd = ci ? ci->connect_fd : -1;
+		k->deadline = e2b_mono_ms() + (uint64_t)srv->auth_timeout_s * 1000;
+		pthread_mutex_lock(&srv->mu);
+		k->next = srv->conns;
+		if (srv->conns)
+			srv->conns->prev = k;
+		srv->conns = k;
+		pthread_mutex_unlock(&srv->mu);
+		*socket_context = k;
+		return;
+	}
+	k = *socket_context;
+	if (!k)
+		return;
+	pthread_mutex_lock(&srv->mu);
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		srv->conns = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	pthread_mutex_unlock(&srv->mu);
+	free(k);
+	*socket_context = NULL;
+}
+
+void e2b_conns_sweep(struct cli_e2b *srv)
+{
+	uint64_t now = e2b_mono_ms();
+
+	pthread_mutex_lock(&srv->mu);
+	for (struct e2b_conn *k = srv->conns; k; k = k->next)
+		if (!k->authed && !k->shut && k->fd >= 0 && now >= k->deadline) {
+			shutdown(k->fd, SHUT_RDWR);
+			k->shut = 1;
+		}
+	pthread_mutex_unlock(&srv->mu);
+}
+
 /* A connection that has sent one authenticated request gets the long idle
- * timeout; until then it has the short one (--auth-timeout). */
+ * timeout and leaves the sweep; until then it has the short one
+ * (--auth-timeout), from its accept. */
 static void authenticated(struct cli_e2b *srv, struct MHD_Connection *c)
 {
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct e2b_conn *k = ci ? ci->socket_context : NULL;
+
 	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, srv->idle_timeout_s);
+	if (k) {
+		pthread_mutex_lock(&srv->mu);
+		k->authed = 1;
+		pthread_mutex_unlock(&srv->mu);
+	}
 }
 
 static enum MHD_Result too_big(struct MHD_Connection *c, struct req *rq, const char *url)
@@ -523,6 +605,7 @@ int cli_e2b_start(struct cli_e2b **out, const struct cli_e2b_config *c, char *er
 	}
 	srv->key_len = strlen(srv->key);
 	srv->idle_timeout_s = c->idle_timeout_s;
+	srv->auth_timeout_s = c->auth_timeout_s;
 	srv->transfer_ms = c->transfer_timeout_ms;
 	/* A connection starts with the short timeout of the unauthenticated;
 	 * one address may hold at most max_client_connections of the
@@ -532,8 +615,9 @@ int cli_e2b_start(struct cli_e2b **out, const struct cli_e2b_config *c, char *er
 		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
 			(c->ipv6 ? MHD_USE_IPv6 : 0),
 		0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, c->listen_fd,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_LIMIT,
-		c->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, c->max_client_connections,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
+		on_connection, srv, MHD_OPTION_CONNECTION_LIMIT, c->max_connections,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, c->max_client_connections,
 		MHD_OPTION_CONNECTION_TIMEOUT, c->auth_timeout_s, MHD_OPTION_END);
 	if (!srv->mhd) {
 		snprintf(err, errlen, "libmicrohttpd could not start serving");
