@@ -294,6 +294,20 @@ api POST /v2/sandboxes '{"templateID":"base","network":{"allowOut":["*.canary.te
 api POST /v2/sandboxes '{"templateID":"nosuch/image:none"}'
 [ "$status" = 400 ] && json '"nosuch/image:none" in d["message"]' && ok "an unknown templateID: 400 naming it" ||
 	bad "unknown template"
+api POST /v2/sandboxes '{"templateID":"../../containers/json"}'
+[ "$status" = 400 ] && json '"templateID" in d["message"] and "containers" not in d["message"]' &&
+	ok "a templateID with ../ is refused before the Engine API (400 naming the field, no Engine path)" ||
+	bad "templateID ../"
+api POST /v2/sandboxes '{"templateID":"UPPER/Case"}'
+[ "$status" = 400 ] && json '"templateID is not a valid image reference" in d["message"]' &&
+	ok "a templateID outside the image reference grammar: 400" || bad "templateID grammar"
+api POST /v2/sandboxes '{"templateID":"base","secure":false}'
+[ "$status" = 400 ] && json '"secure false" in d["message"]' &&
+	ok "secure false: 400 naming it (every sandbox's envd needs its token)" || bad "secure false"
+status=$(curl -s -o "$work/body" -w '%{http_code}' --max-time 60 -H "X-API-Key: $KEY" \
+	-H 'Transfer-Encoding: gzip' --data-binary '{}' "$URL/v2/sandboxes")
+[ "$status" = 501 ] && json '"Transfer-Encoding" in d["message"]' &&
+	ok "a Transfer-Encoding other than chunked: 501 at once" || bad "Transfer-Encoding gzip"
 api POST /v2/sandboxes '{"templateID":"base","metadata":{"io.sandboxio.tenant":"no spaces allowed"}}'
 [ "$status" = 400 ] && json '"io.sandboxio.tenant" in d["message"]' && ok "an invalid tenant in metadata: 400" ||
 	bad "invalid tenant"
@@ -314,7 +328,7 @@ frame '0 {"event":{"data":{"stdout":"ENETUNREACH\n"}}}' &&
 	ok "inside it, a UDP connect() to 198.51.100.7 fails with ENETUNREACH" || bad "closed UDP"
 
 # --- E2B's open network: no deny control ---
-create open '"timeout":120'
+create open '"timeout":300'
 OPEN_ID=$ID OPEN_TOK=$TOK
 cid=$(containers "$T-open")
 [ "$status" = 201 ] && [ -n "$cid" ] &&
@@ -478,6 +492,157 @@ status=$(curl -s -o "$work/down" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID"
 [ "$status" = 200 ] && cmp -s "$work/down" "$work/up.txt" && ok "a path with . and .. segments is cleaned as envd does" ||
 	{ cp "$work/down" "$work/body"; bad "dotdot"; }
 
+cat >"$work/conn.py" <<'EOF2'
+import socket, sys, time
+host, port = sys.argv[2].rsplit("/", 1)[1].rsplit(":", 1)
+port = int(port)
+key = sys.argv[3].encode()
+GUARD = 120  # a hang guard only: each step below waits on an event
+
+def conn():
+    return socket.create_connection((host, port), timeout=GUARD)
+
+def request(s, auth):
+    s.sendall(b"GET /v2/sandboxes HTTP/1.1\r\nHost: x\r\n" + (b"X-API-Key: " + key + b"\r\n" if auth else b"") + b"\r\n")
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(4096)
+        if not chunk:
+            return None
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    n = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+    while len(rest) < n:
+        rest += s.recv(4096)
+    return int(head.split(b" ")[1])
+
+def closed(s):
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+if sys.argv[1] == "per-client":
+    # Four idle connections from 127.0.0.1 fill its bound; a fifth is closed
+    # unanswered; another loopback address is not affected.
+    idle = [conn() for _ in range(4)]
+    for s in idle:
+        s.sendall(b"G")  # accepted: each is in the server's hands
+    fifth = conn()
+    try:
+        r = request(fifth, True)
+    except (ConnectionResetError, BrokenPipeError):
+        r = None
+    other = socket.socket()
+    other.bind(("127.0.0.2", 0))
+    other.settimeout(GUARD)
+    other.connect((host, port))
+    r2 = request(other, True)
+    sys.exit(0 if r is None and r2 == 200 else 1)
+elif sys.argv[1] == "auth-timeout":
+    # Opened together: the one that never authenticates is closed by the
+    # server; the authenticated one still answers after that.
+    a, b = conn(), conn()
+    first = request(b, True)
+    gone = closed(a)
+    again = request(b, True)
+    sys.exit(0 if first == 200 and gone and again == 200 else 1)
+elif sys.argv[1] == "trickle":
+    # A request whose headers come one byte at a time, each well within the
+    # idle timeout, is still shut down once --auth-timeout has passed since
+    # its accept (polled: at most GUARD seconds as a hang guard).
+    s = conn()
+    s.setblocking(False)
+    line = b"GET /v2/sandboxes HTTP/1.1\r\nX-Pad: " + b"a" * 100000
+    t_end = time.monotonic() + GUARD
+    for b in line:
+        if time.monotonic() > t_end:
+            sys.exit(1)
+        try:
+            s.send(bytes([b]))
+            if s.recv(1) == b"":
+                sys.exit(0)
+        except BlockingIOError:
+            pass
+        except (BrokenPipeError, ConnectionResetError):
+            sys.exit(0)
+        time.sleep(0.5)  # the trickle under test, not a synchronisation
+    sys.exit(1)
+elif sys.argv[1] == "discard":
+    # A chunked upload past its bound (64 MiB), authenticated: closed after
+    # a bounded discard, long before 512 MiB is read.
+    s = conn()
+    s.sendall(b"POST /files?path=/tmp/big HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: " + sys.argv[4].encode() +
+              b"\r\nX-Access-Token: " + key + b"\r\nContent-Type: application/octet-stream\r\n" +
+              b"Transfer-Encoding: chunked\r\n\r\n")
+    chunk = b"10000\r\n" + b"x" * 65536 + b"\r\n"
+    sent = 0
+    try:
+        while sent < (512 << 20):
+            s.sendall(chunk)
+            sent += 65536
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    print(sent >> 20)
+    # At least the bound was read (the sandbox is there), far less than 512.
+    sys.exit(0 if (64 << 20) <= sent < (128 << 20) else 1)
+EOF2
+
+# Special files are refused, and nothing is left holding the sandbox.
+# dl PATH: GET /files into $work/down (and $work/body); status.
+dl() {
+	status=$(curl -s -o "$work/down" -w '%{http_code}' --max-time 300 -H "E2b-Sandbox-Id: $OPEN_ID" \
+		-H "X-Access-Token: $OPEN_TOK" "$URL/files?path=$1")
+	cp "$work/down" "$work/body"
+}
+start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"mkfifo /workspace/fifo; ln -s /dev/zero /workspace/zlink; ln -s loop2 /workspace/loop1; ln -s loop1 /workspace/loop2; mkdir -p /workspace/dir; truncate -s 1T /workspace/sparse; echo made"')"
+frame '0 {"event":{"data":{"stdout":"made\n"}}}' || bad "special files made"
+for f in /dev/zero /dev/urandom /workspace/fifo /workspace/zlink; do
+	dl "$f"
+	[ "$status" = 400 ] && json '"not a regular file" in d["message"]' &&
+		ok "GET /files?path=$f: 400 not a regular file" || bad "download $f"
+done
+start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"echo ok"')"
+frame '0 {"event":{"data":{"stdout":"ok\n"}}}' && ok "after them the sandbox runs a command at once (the slot is free)" ||
+	bad "slot after special files"
+dl /workspace/sparse
+[ "$status" = 413 ] && json '"larger than 64 MiB" in d["message"]' &&
+	ok "a 1 TiB sparse file: 413, its read ended at the bound" || bad "sparse download"
+dl /workspace/loop1
+[ "$status" = 400 ] && json '"symbolic link" in d["message"]' && ok "a symlink loop: 400 in the server's words" ||
+	bad "symlink loop"
+dl /workspace/dir
+[ "$status" = 400 ] && json '"is a directory" in d["message"]' && ok "a directory: 400" || bad "download dir"
+dl docs/up.txt/x
+[ "$status" = 404 ] && json 'd["message"] == "path \x27/workspace/docs/up.txt/x\x27 does not exist"' &&
+	ok "a path through a file (not a directory): 404" || bad "not a directory"
+dl "/tmp/$(printf 'n%.0s' $(seq 1 300))"
+[ "$status" = 400 ] && json '"longer than 255" in d["message"]' && ok "a name over 255 bytes: 400" || bad "name too long"
+dl /proc/self/mem
+[ "$status" = 400 ] && json 'd["message"] == "path \x27/proc/self/mem\x27 could not be read as a file"' &&
+	ok "/proc/self/mem: 400 with the server's message, no stderr of the sandbox" || bad "proc self mem"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
+	-H 'Content-Type: application/octet-stream' --data-binary x "$URL/files?path=/workspace/fifo")
+[ "$status" = 400 ] && json '"not a regular file" in d["message"]' && ok "an upload onto a FIFO: 400" || bad "upload fifo"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
+	-H 'Content-Type: application/octet-stream' --data-binary x "$URL/files?path=/etc/passwd")
+[ "$status" = 403 ] && json 'd["message"] == "path \x27/etc/passwd\x27 cannot be written by the sandbox user"' &&
+	ok "an upload the sandbox user may not write: 403 in the server's words" || bad "upload denied"
+# Content holding "--boundary" that does not start a line is content.
+printf -- '--XyZ\r\nContent-Disposition: form-data; name="file"; filename="m.txt"\r\n\r\nab--XyZ--cd\n--XyZ\r\nend\r\n--XyZ--\r\n' >"$work/mp.bin"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
+	-H 'Content-Type: multipart/form-data; boundary=XyZ' --data-binary @"$work/mp.bin" "$URL/files?path=/workspace/m.txt")
+s1=$status
+dl /workspace/m.txt
+[ "$s1" = 200 ] && [ "$status" = 200 ] && [ "$(od -An -c "$work/down" | tr -d ' \n')" = 'ab--XyZ--cd\n--XyZ\r\nend' ] &&
+	ok "multipart content holding --boundary not after CRLF is accepted as content" || { status="$s1/$status"; bad "multipart boundary in content"; }
+
+mib=$("$PY" "$work/conn.py" discard "$URL" "$OPEN_TOK" "$OPEN_ID")
+[ $? -eq 0 ] && ok "a chunked upload past 64 MiB: the connection closes after ${mib} MiB sent, not 4 times the bound" ||
+	{ status="$mib MiB"; bad "bounded discard"; }
+
 # --- Timeouts ---
 api POST "/sandboxes/$OPEN_ID/timeout" '{"timeout":600}'
 [ "$status" = 400 ] && json '"fixed at create" in d["message"]' &&
@@ -562,6 +727,34 @@ GONE_ID=$ID GONE_TOK=$TOK
 start "$GONE_ID" "$GONE_TOK" "$(bash_cmd '"sleep 60"')" --max-time 1
 [ -n "$GONE_ID" ] && wait_gone "$GONE_ID" gone &&
 	ok "a client that goes away (no deadline) cancels the run, which ends the sandbox" || bad "client gone"
+
+# --- Connections: their number per client, time before authentication, refused bodies ---
+# A second server with small bounds; no sandbox is made on it.
+"$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$KEYFILE" --max-client-connections 4 \
+	--auth-timeout 2 >"$work/server2.out" 2>"$work/server2.err" &
+server2_pid=$!
+for _ in $(seq 1 300); do
+	grep -q '^ready ' "$work/server2.out" && break
+	kill -0 "$server2_pid" 2>/dev/null || break
+	sleep 0.1
+done
+URL2=$(sed -n 's/^ready //p' "$work/server2.out")
+if [ -n "$URL2" ]; then
+	"$PY" "$work/conn.py" per-client "$URL2" "$KEY" &&
+		ok "--max-client-connections 4: a fifth connection from one address is closed; another address is served" ||
+		{ status=-; bad "per-client limit"; }
+	"$PY" "$work/conn.py" auth-timeout "$URL2" "$KEY" &&
+		ok "--auth-timeout 2: an unauthenticated idle connection is closed, an authenticated one stays" ||
+		{ status=-; bad "auth timeout"; }
+	"$PY" "$work/conn.py" trickle "$URL2" "$KEY" &&
+		ok "--auth-timeout 2: headers trickled a byte at a time are cut off too" ||
+		{ status=-; bad "trickled headers"; }
+else
+	status=-
+	bad "second server: $(cat "$work/server2.err")"
+fi
+kill -TERM "$server2_pid" 2>/dev/null
+wait "$server2_pid" 2>/dev/null
 
 # --- Shutdown ---
 create last '"timeout":300'
