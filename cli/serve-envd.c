@@ -288,7 +288,7 @@ static enum MHD_Result envd_download(struct cli_e2b *srv, struct MHD_Connection 
 	size_t len = 0, slice;
 	int64_t cap;
 	enum MHD_Result ret;
-	int ok, rc = 0, timed_out = 0;
+	int ok, rc = 0, timed_out = 0, left = 0;
 	sbx_result *r = NULL;
 
 	if (!e2b_user_ok(e2b_query(c, "username")))
@@ -334,13 +334,12 @@ static enum MHD_Result envd_download(struct cli_e2b *srv, struct MHD_Connection 
 		sbx_result_free(r);
 		r = NULL;
 		if (client_left(x.fd)) {
-			rc = SBX_ECANCELED;
-			timed_out = 0;
+			left = 1;
 			break;
 		}
 	}
-	e2b_box_release(b, rc == SBX_ECANCELED && !r ? 0 : rc);
-	if (rc == SBX_ECANCELED && !r) {
+	e2b_box_release(b, rc);
+	if (left) {
 		free(data);
 		return MHD_NO; /* the client went away between slices */
 	}
