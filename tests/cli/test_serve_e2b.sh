@@ -154,9 +154,9 @@ unary() {
 containers() { docker ps -aq --filter "label=io.sandboxio.tenant=$1"; }
 
 # wait_gone ID NAME: polls until the sandbox is gone (404) and so is the
-# container of tenant $T-NAME (closing follows the 404), at most 150 times.
+# container of tenant $T-NAME (closing follows the 404); 120 s guard a hang.
 wait_gone() {
-	for _ in $(seq 1 150); do
+	for _ in $(seq 1 600); do
 		api GET "/sandboxes/$1"
 		[ "$status" = 404 ] && [ -z "$(containers "$T-$2")" ] && return 0
 		sleep 0.2
@@ -208,7 +208,7 @@ mkdir -p "$work/cfg"
 "$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$KEYFILE" >"$work/server.out" \
 	2>"$work/server.err" &
 server_pid=$!
-for _ in $(seq 1 300); do
+for _ in $(seq 1 1200); do
 	grep -q '^ready ' "$work/server.out" && break
 	kill -0 "$server_pid" 2>/dev/null || break
 	sleep 0.1
@@ -410,7 +410,7 @@ EOF
 curl -s -o "$work/stdin.out" -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
 	-H 'Content-Type: application/connect+json' --data-binary @"$work/stdin.bin" "$URL/process.Process/Start" &
 cpid=$!
-for _ in $(seq 1 100); do
+for _ in $(seq 1 1200); do
 	unary "$OPEN_ID" "$OPEN_TOK" List '{}'
 	grep -q '"tag":"cat1"' "$work/body" && break
 	sleep 0.1
@@ -438,10 +438,12 @@ unary "$OPEN_ID" "$OPEN_TOK" List '{"bogus":1}'
 [ "$status" = 400 ] && json 'd["code"] == "invalid_argument"' && ok "an unknown field in a unary call: 400 invalid_argument" ||
 	bad "unary unknown field"
 
-# One run per sandbox: a second Start waits its turn.
-start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"sleep 6; echo first"')" >/dev/null &
+# One run per sandbox: a second Start waits its turn. The first runs until
+# the test lets it go (a file made beside the server's path, with docker
+# exec), so the second is seen waiting however slow the machine is.
+start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"while [ ! -e /tmp/first-go ]; do sleep 0.1; done; echo first"')" >/dev/null &
 fpid=$!
-for _ in $(seq 1 100); do
+for _ in $(seq 1 2400); do
 	unary "$OPEN_ID" "$OPEN_TOK" List '{}'
 	grep -q '"pid"' "$work/body" && break
 	sleep 0.05
@@ -451,12 +453,13 @@ curl -s -o "$work/second.out" -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: 
 	-H 'Content-Type: application/connect+json' --data-binary @"$work/second.bin" "$URL/process.Process/Start" &
 spid2=$!
 n=0
-for _ in $(seq 1 100); do
+for _ in $(seq 1 2400); do
 	unary "$OPEN_ID" "$OPEN_TOK" List '{}'
 	n=$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("processes",[])))' "$work/body")
 	[ "$n" = 2 ] && break
 	sleep 0.05
 done
+docker exec "$cid" touch /tmp/first-go
 wait $fpid $spid2
 "$PY" "$work/h.py" dec "$work/second.out" >"$work/frames"
 [ "$n" = 2 ] && frame '0 {"event":{"data":{"stdout":"second\n"}}}' &&
@@ -709,7 +712,7 @@ rm -f "$work/stream"
 start "$SIG_ID" "$SIG_TOK" "$(bash_cmd '"echo started; sleep 60"')" >/dev/null &
 bpid=$!
 # Once "started" (base64) has streamed, the command is running.
-for _ in $(seq 1 200); do
+for _ in $(seq 1 2400); do
 	grep -q 'c3RhcnRlZAo=' "$work/stream" 2>/dev/null && break
 	sleep 0.05
 done
@@ -733,7 +736,7 @@ start "$GONE_ID" "$GONE_TOK" "$(bash_cmd '"sleep 60"')" --max-time 1
 "$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$KEYFILE" --max-client-connections 4 \
 	--auth-timeout 2 >"$work/server2.out" 2>"$work/server2.err" &
 server2_pid=$!
-for _ in $(seq 1 300); do
+for _ in $(seq 1 1200); do
 	grep -q '^ready ' "$work/server2.out" && break
 	kill -0 "$server2_pid" 2>/dev/null || break
 	sleep 0.1

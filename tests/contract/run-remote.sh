@@ -38,7 +38,7 @@ start_server() {
 	shift
 	"$@" >"$out" 2>"$TMP/$name.err" &
 	PIDS+=($!)
-	for _ in $(seq 1 600); do
+	for _ in $(seq 1 1200); do
 		if grep -q '^ready ' "$out" 2>/dev/null; then
 			URL=$(awk '/^ready /{print $2; exit}' "$out")
 			return 0

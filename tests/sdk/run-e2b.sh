@@ -41,7 +41,7 @@ fi
 "$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$work/key" >"$work/server.out" \
 	2>"$work/server.err" &
 server_pid=$!
-for _ in $(seq 1 300); do
+for _ in $(seq 1 1200); do
 	grep -q '^ready ' "$work/server.out" && break
 	kill -0 "$server_pid" 2>/dev/null || break
 	sleep 0.1
