@@ -256,7 +256,8 @@ static void test_engine_audit__destroy_reasons(void **state)
 	assert_int_equal(sbx_sandbox_kill(s), 0);
 	sbx_sandbox_close(s);
 	assert_int_equal(sbx_policy_dup(&p, f->p), 0);
-	assert_int_equal(sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, 2000), 0);
+	/* Long enough for a create on a slow, loaded machine to finish first. */
+	assert_int_equal(sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, 5000), 0);
 	s = create(f, p);
 	created = now_ns();
 	snprintf(timed, sizeof(timed), "%s", sbx_sandbox_id(s));
@@ -270,10 +271,10 @@ static void test_engine_audit__destroy_reasons(void **state)
 	assert_int_equal(st, 404);
 	/*
 	 * The init's deadline is in whole seconds, so it may strike before the
-	 * library's own (create's start + 2 s), which judges the reason: wait
+	 * library's own (create's start + 5 s), which judges the reason: wait
 	 * for that one too, on the same clock.
 	 */
-	while (now_ns() < created + 2000000000ull)
+	while (now_ns() < created + 5000000000ull)
 		usleep(10000);
 	sbx_sandbox_close(s);
 	all = events(f);

@@ -493,11 +493,12 @@ static void test_engine_runs__dead_man_deadline(void **state)
 	long st = 200;
 	int i;
 
-	sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, 2000);
+	/* Long enough for a create on a slow, loaded machine to finish first. */
+	sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, 5000);
 	s = fresh(state, p);
 	snprintf(path, sizeof(path), "/containers/%s/json", sbx_sandbox_id(s));
 	sbx_sandbox_detach(s);
-	/* Hang guard: 120 s, far past the 2 s deadline and the removal. */
+	/* Hang guard: 120 s, far past the 5 s deadline and the removal. */
 	for (i = 0; i < 1200 && st != 404; i++) {
 		json_decref(t_engine_get(path, &st));
 		usleep(100000);
