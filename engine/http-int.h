@@ -47,11 +47,17 @@ int sbx__http_upload(struct sbx_http *h,
 /*
  * A hijacked connection: the request is sent with "Upgrade: tcp" and, once
  * the engine answers 101 (or 200), the raw socket carries the stream.
+ *
+ * The status line and headers are read in reads of at most
+ * SBX_HIJACK_HEAD_MAX - 1 bytes in all; the stream bytes that came with
+ * them (as many as the peer wrote at once) are kept in pre, which holds
+ * any number the header read can return.
  */
+#define SBX_HIJACK_HEAD_MAX 8192
 struct sbx_hijack {
 	void *curl; /* owns the connection */
 	int fd;
-	unsigned char pre[4096]; /* stream bytes read together with the headers */
+	unsigned char pre[SBX_HIJACK_HEAD_MAX]; /* stream bytes read with the headers */
 	size_t pre_len;
 };
 

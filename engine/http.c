@@ -220,7 +220,7 @@ int sbx__http_hijack(struct sbx_http *h,
 		     long timeout_ms,
 		     struct sbx_hijack *out)
 {
-	char req[4096], head[8192];
+	char req[4096], head[SBX_HIJACK_HEAD_MAX];
 	size_t hlen = 0;
 	long deadline = now_ms() + (timeout_ms ? timeout_ms : h->timeout_ms), status = 0;
 	curl_socket_t fd = CURL_SOCKET_BAD;
@@ -283,7 +283,8 @@ int sbx__http_hijack(struct sbx_http *h,
 		}
 		hlen += (size_t)r;
 		head[hlen] = '\0';
-		end = strstr(head, "\r\n\r\n");
+		/* memmem: a NUL the peer sends must not hide the end of the headers. */
+		end = memmem(head, hlen, "\r\n\r\n", 4);
 	}
 	if (rc < 0) {
 		curl_easy_cleanup(c);
@@ -291,6 +292,11 @@ int sbx__http_hijack(struct sbx_http *h,
 			return sbx__error_set(SBX_ETIMEOUT, SBX_ERRCLASS_ENGINE,
 					      "POST %s: the Docker daemon did not answer in time",
 					      path);
+		if (rc == -E2BIG)
+			return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE,
+					      "POST %s: the Docker daemon's response headers are "
+					      "longer than %zu bytes",
+					      path, sizeof(head) - 1);
 		return sbx__error_os(SBX_EENGINE, -rc, "POST %s", path);
 	}
 	if (sscanf(head, "HTTP/1.%*1[01] %ld", &status) != 1 || (status != 101 && status != 200)) {
@@ -307,10 +313,24 @@ int sbx__http_hijack(struct sbx_http *h,
 		sbx__error_http(status);
 		return status == 404 ? SBX_ENOTFOUND : SBX_EENGINE;
 	}
+	/*
+	 * What followed the headers in the same reads belongs to the stream.
+	 * Its length comes from the peer; it is below sizeof(head), and pre
+	 * is as large, but the bound is checked here, where it is used.
+	 */
+	_Static_assert(sizeof(out->pre) >= sizeof(head), "pre holds any early bytes");
+	out->pre_len = hlen - (size_t)(end + 4 - head);
+	if (out->pre_len > sizeof(out->pre)) {
+		out->pre_len = 0;
+		curl_easy_cleanup(c);
+		return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE,
+				      "POST %s: more stream bytes with the headers than the "
+				      "connection can hold",
+				      path);
+	}
+	memcpy(out->pre, end + 4, out->pre_len);
 	out->curl = c;
 	out->fd = fd;
-	out->pre_len = hlen - (size_t)(end + 4 - head);
-	memcpy(out->pre, end + 4, out->pre_len);
 	return 0;
 }
 
