@@ -2,7 +2,11 @@
  * tests/support/fake_engine.h: a scripted Engine on a unix socket, for the
  * few answers a real dockerd on the test machine cannot be made to give
  * (create Warnings when a limit is dropped, a daemon that answers garbage).
- * Served by libmicrohttpd; records every request it gets.
+ * Served by libmicrohttpd; records every request it gets. A route with raw
+ * bytes is answered by the engine itself instead: once the request (head
+ * and body) is in, exactly those bytes go out in one write and the
+ * connection is closed, as the Engine answers a hijacked (upgraded) call
+ * with a status line, headers and stream bytes the host reads together.
  */
 #ifndef SBX_TESTS_FAKE_ENGINE_H
 #define SBX_TESTS_FAKE_ENGINE_H
@@ -12,6 +16,8 @@ struct fake_route {
 	const char *path_prefix; /* matched against the path after the API version */
 	unsigned int status;
 	const char *body;
+	const void *raw; /* non-NULL: the whole answer, sent in one write */
+	size_t raw_len;
 };
 
 struct fake_engine;
