@@ -9,9 +9,13 @@
  *     three alignments it can have inside a longer encoded text (a value
  *     preceded by 1 or 2 other bytes, or followed by anything, such as the
  *     newline `echo "$S" | base64` adds);
+ *   - hex, lower and upper case (xxd -p, od, sha-style dumps);
  *   - percent-encoding: every byte but RFC 3986's unreserved ones as %XX
  *     (upper and lower case hex), the form encoding (space as '+'), and the
  *     path style that keeps '/'.
+ * The base64 and hex forms are marked wrapped: encoders cut them into lines
+ * (76 columns for coreutils and MIME, 64 for PEM, 60 for xxd), so the
+ * matcher (util/redact.c) skips line breaks between their characters.
  * Identical forms are kept once, and a derived form shorter than
  * SBX_REDACT_FORM_MIN bytes is dropped: it would match by chance. The
  * base64 is util/base64.c's, written straight into the output (the URL-safe
@@ -37,7 +41,7 @@ struct sink {
 };
 
 /* Keeps the form just written at dst+start if it is long enough and new. */
-static void commit(struct sink *s, size_t start, int derived)
+static void commit(struct sink *s, size_t start, int derived, int wrapped)
 {
 	size_t len = s->used - start;
 
@@ -48,11 +52,14 @@ static void commit(struct sink *s, size_t start, int derived)
 	for (size_t i = 0; i < s->nforms; i++)
 		if (s->forms[i].len == len &&
 		    memcmp(s->dst + s->forms[i].off, s->dst + start, len) == 0) {
+			/* Kept once; wrapped if either is (it only widens the search). */
+			s->forms[i].wrapped |= wrapped;
 			s->used = start;
 			return;
 		}
 	s->forms[s->nforms].off = start;
 	s->forms[s->nforms].len = len;
+	s->forms[s->nforms].wrapped = wrapped;
 	s->nforms++;
 }
 
@@ -99,7 +106,7 @@ static void shifted_form(struct sink *s, const unsigned char *v, size_t len, siz
 	s->used += end - first;
 	if (url)
 		url_safe(s, start);
-	commit(s, start, 1);
+	commit(s, start, 1, 1);
 }
 
 static void base64_forms(struct sink *s, const unsigned char *v, size_t len, int url)
@@ -111,14 +118,14 @@ static void base64_forms(struct sink *s, const unsigned char *v, size_t len, int
 	s->used += sbx__base64_encode((char *)s->dst + start, v, len);
 	if (url)
 		url_safe(s, start);
-	commit(s, start, 1);
+	commit(s, start, 1, 1);
 	start = s->used;
 	s->used += sbx__base64_encode((char *)s->dst + start, v, len);
 	if (url)
 		url_safe(s, start);
 	while (s->used > start && s->dst[s->used - 1] == '=')
 		s->used--;
-	commit(s, start, 1);
+	commit(s, start, 1, 1);
 	/* The characters that depend on v alone, at shifts of 0, 1 and 2 bytes. */
 	for (size_t shift = 0; shift < 3; shift++)
 		shifted_form(s, v, len, shift, url);
@@ -142,7 +149,18 @@ static void percent_form(struct sink *s, const unsigned char *v, size_t len, enu
 			put(s, hex[v[i] & 15]);
 		}
 	}
-	commit(s, start, 1);
+	commit(s, start, 1, 0);
+}
+
+static void hex_form(struct sink *s, const unsigned char *v, size_t len, const char *hex)
+{
+	size_t start = s->used;
+
+	for (size_t i = 0; i < len; i++) {
+		put(s, hex[v[i] >> 4]);
+		put(s, hex[v[i] & 15]);
+	}
+	commit(s, start, 1, 1);
 }
 
 static void all_forms(struct sink *s, const unsigned char *v, size_t len)
@@ -151,9 +169,11 @@ static void all_forms(struct sink *s, const unsigned char *v, size_t len)
 
 	for (size_t i = 0; i < len; i++)
 		put(s, (char)v[i]);
-	commit(s, start, 0);
+	commit(s, start, 0, 0);
 	base64_forms(s, v, len, 0);
 	base64_forms(s, v, len, 1);
+	hex_form(s, v, len, "0123456789abcdef");
+	hex_form(s, v, len, "0123456789ABCDEF");
 	percent_form(s, v, len, PCT_UPPER);
 	percent_form(s, v, len, PCT_LOWER);
 	percent_form(s, v, len, PCT_FORM);
@@ -163,8 +183,8 @@ static void all_forms(struct sink *s, const unsigned char *v, size_t len)
 size_t sbx__redact_forms_size(size_t len)
 {
 	/* The value, ten base64 forms of at most 4 * ceil(len / 3) bytes,
-	 * four percent forms of at most 3 * len. */
-	return len + 10 * (4 * ((len + 2) / 3) + 4) + 12 * len;
+	 * two hex forms of 2 * len, four percent forms of at most 3 * len. */
+	return len + 10 * (4 * ((len + 2) / 3) + 4) + 4 * len + 12 * len;
 }
 
 size_t sbx__redact_forms(unsigned char *dst,

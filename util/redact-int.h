@@ -1,47 +1,122 @@
 /*
- * util/redact-int.h: the one redactor.
+ * util/redact-int.h: the one redactor, scoped to the record it closes.
  *
- * Secret values are registered while a secret object lives; every record
- * the library closes (error messages, run results, descriptions) passes
- * through sbx__redact_* before any rendering can see it.
+ * Secret values live in sets: one per secrets object (core/secret.c), and
+ * the process's own (values the library holds for itself, such as a
+ * tracer's headers), reached through sbx__redact_register(). A scope lists
+ * the sets whose values a sandbox was given; every record of that sandbox
+ * (run output, errors, audit events, spans) is redacted with the process's
+ * values and its scope's, never with another sandbox's. So a program can
+ * learn nothing from the redaction of its output about a value it was not
+ * given, and one tenant's secrets cannot fill a table another's need.
+ *
+ * Records closed on a thread while an operation on a sandbox runs there
+ * (errors through util/error.c, audit events and spans through
+ * core/record.c) use the scope that operation entered with
+ * sbx__redact_scope_enter(); run output names its scope in its stream.
  */
 #ifndef SBX_UTIL_REDACT_INT_H
 #define SBX_UTIL_REDACT_INT_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #define SBX_REDACTED "<redacted>"
 /* Longest value the redactor holds (its forms are up to three times longer). */
 #define SBX_REDACT_VALUE_MAX (16u * 1024u)
-/* A prefix of a form that ends a record is redacted from this many bytes on. */
-#define SBX_REDACT_TAIL_MIN 4
 /* Derived (encoded) forms shorter than this are not searched for. */
 #define SBX_REDACT_FORM_MIN 4
-#define SBX_REDACT_MAX_FORMS 16
-
+#define SBX_REDACT_MAX_FORMS 20
+/* Values the process's own set holds. */
+#define SBX_REDACT_PROCESS_MAX 256
 /*
- * Registers a value and its encoded forms (util/redact-forms.c), copied into
- * locked memory. Returns a handle id > 0, or negative (empty, longer than
- * SBX_REDACT_VALUE_MAX, table full, or memory that cannot be locked).
+ * Inside an encoded form (base64, hex) a match skips line breaks: at most
+ * this many CR and LF bytes in a row between two encoded characters, so
+ * text wrapped at any width is caught and a stream holds back a bounded
+ * number of bytes.
  */
+#define SBX_REDACT_BREAK_MAX 2
+
+/* ===== Sets of values ===== */
+
+struct sbx_redact_set;
+
+/* A set of at most max values, with one reference (the owner's); NULL when
+ * out of memory. */
+struct sbx_redact_set *sbx__redact_set_new(size_t max);
+/*
+ * Adds a value and its encoded forms (util/redact-forms.c), copied into
+ * locked memory. Returns an id > 0, or -1 with errno: EINVAL (empty, longer
+ * than SBX_REDACT_VALUE_MAX, or the set was cleared), ENOSPC (this set is
+ * full), ENOMEM, or EPERM/EAGAIN (memory that cannot be locked).
+ */
+int sbx__redact_set_add(struct sbx_redact_set *s, const void *value, size_t len);
+void sbx__redact_set_remove(struct sbx_redact_set *s, int id);
+/* Wipes every value for good: the set redacts nothing from now on, though
+ * scopes may still hold references to it. */
+void sbx__redact_set_clear(struct sbx_redact_set *s);
+void sbx__redact_set_unref(struct sbx_redact_set *s);
+
+/* The process's own set: registers a value for every record. Returns an id
+ * > 0, or negative as sbx__redact_set_add (errno ENOSPC: full). */
 int sbx__redact_register(const void *value, size_t len);
 void sbx__redact_unregister(int id);
-/* Replaces every registered value in a NUL-terminated string, truncating to cap. */
-void sbx__redact_inplace(char *s, size_t cap);
-/* Number of registered values (for fast paths). */
+/* Live values in the process, in every set (for tests and leak checks). */
 int sbx__redact_count(void);
+
+/* ===== Scopes ===== */
+
+/* The sets a sandbox was given. Zero-initialize or sbx__redact_scope_init(). */
+struct sbx_redact_scope {
+	pthread_mutex_t lock;
+	struct sbx_redact_set **set;
+	size_t n, alloc;
+};
+
+void sbx__redact_scope_init(struct sbx_redact_scope *sc);
+/* Adds a reference to s (once); drops sets cleared since. 0, or -1 (memory). */
+int sbx__redact_scope_add(struct sbx_redact_scope *sc, struct sbx_redact_set *s);
+void sbx__redact_scope_done(struct sbx_redact_scope *sc);
+/* Makes sc the calling thread's scope (NULL: the process's values alone);
+ * returns the previous one, for sbx__redact_scope_leave(). */
+struct sbx_redact_scope *sbx__redact_scope_enter(struct sbx_redact_scope *sc);
+void sbx__redact_scope_leave(struct sbx_redact_scope *prev);
+struct sbx_redact_scope *sbx__redact_scope_current(void);
+/* Whether any value is to be looked for: the process's, or sc's. */
+int sbx__redact_any(struct sbx_redact_scope *sc);
+
+/* ===== Marking and records ===== */
+
+/* The longest form searched for as it is, and the longest that skips line
+ * breaks (encoded forms): what a stream must hold back. */
+struct sbx_redact_longest {
+	size_t plain, wrapped;
+};
+
 /*
- * Sets m[i] = 1 for every byte of s[0..n) inside an occurrence of a
- * registered form and, with tail, inside a prefix of one (at least
- * SBX_REDACT_TAIL_MIN bytes) that ends s. Returns the longest registered
- * form's length, 0 when none is registered.
+ * Sets m[i] = 1 for every byte of s[0..n) inside a complete occurrence of a
+ * form of a value of the process or of sc (NULL: the process's alone);
+ * an encoded form's occurrence may have line breaks between its characters
+ * (they are marked with it). A partial occurrence is never marked, whatever
+ * it matches. Fills *longest (may be NULL). Returns 0, or -1 when memory ran
+ * out (nothing is known then: the caller fails closed).
  */
-size_t sbx__redact_mark(const void *s, size_t n, unsigned char *m, int tail);
+int sbx__redact_mark(struct sbx_redact_scope *sc,
+		     const void *s,
+		     size_t n,
+		     unsigned char *m,
+		     struct sbx_redact_longest *longest);
+/* Replaces every value of the process and of the calling thread's scope in a
+ * NUL-terminated string, truncating to cap. */
+void sbx__redact_inplace(char *s, size_t cap);
+/* As sbx__redact_inplace, with scope sc. */
+void sbx__redact_inplace_scope(struct sbx_redact_scope *sc, char *s, size_t cap);
 
 /* ===== Encoded forms (util/redact-forms.c) ===== */
 
 struct sbx_redact_form {
 	size_t off, len;
+	int wrapped; /* an encoded form: may be cut by line breaks */
 };
 
 /* Bytes that every form of a len-byte value needs at most. */
@@ -58,11 +133,17 @@ size_t sbx__redact_forms(unsigned char *dst,
 
 /*
  * Redacts a stream cut into arbitrary chunks: a value split across chunks is
- * still caught. It holds back at most (longest form - 1) bytes between
- * chunks, and gives them out at flush. Zero-initialize; finish with
- * sbx__redact_stream_done(), which wipes what it held.
+ * still caught. It holds back only what may still be the start of an
+ * occurrence: the last (longest plain form - 1) bytes, or the bytes from
+ * the last (longest encoded form - 1) encoded characters on with the line
+ * breaks among them, whichever reaches further back. At the end of the
+ * stream the held bytes are given out as they are unless they hold a
+ * complete occurrence: a partial one is never treated differently from
+ * any other text. Zero-initialize, set scope (NULL: the process's values
+ * alone); finish with sbx__redact_stream_done(), which wipes what it held.
  */
 struct sbx_redact_stream {
+	struct sbx_redact_scope *scope;
 	unsigned char *pend; /* bytes not given out yet */
 	size_t len, alloc;
 	size_t carry; /* leading bytes of pend known to lie inside a value */
@@ -82,8 +163,11 @@ int sbx__redact_stream_feed(struct sbx_redact_stream *st,
 			    size_t len,
 			    sbx_redact_emit emit,
 			    void *arg);
-/* Gives out what is held (a trailing prefix of a value counts, as in records). */
+/* Gives out what is held: complete occurrences redacted, the rest as it is. */
 int sbx__redact_stream_flush(struct sbx_redact_stream *st, sbx_redact_emit emit, void *arg);
+/* How many of the last n bytes of p a stream holds back, for these lengths. */
+size_t
+sbx__redact_stream_hold(const unsigned char *p, size_t n, const struct sbx_redact_longest *l);
 void sbx__redact_stream_done(struct sbx_redact_stream *st);
 
 #endif

@@ -3,13 +3,16 @@
  *
  * Output arrives in chunks cut wherever the pipe, the init's frames or the
  * socket cut it, so a secret may be split across two (or more) of them. The
- * stream keeps the last (longest form - 1) bytes back: any occurrence that
- * starts before that point is then complete, and its marks are final. An
- * occurrence that straddles the point is remembered as a count of leading
- * held bytes known to be inside a value (carry), so its tail is still
- * redacted after its head was given out, and one marker stands for the
- * whole run of redacted bytes, as in records (util/redact.c). Held bytes
- * are raw output, so every buffer that held them is wiped.
+ * stream keeps back what may still be the start of an occurrence
+ * (sbx__redact_stream_hold): any occurrence that starts before that point
+ * is then complete, and its marks are final. An occurrence that straddles
+ * the point is remembered as a count of leading held bytes known to be
+ * inside a value (carry), so its tail is still redacted after its head was
+ * given out, and one marker stands for the whole run of redacted bytes, as
+ * in records (util/redact.c). At the end the held bytes go out as they are,
+ * less complete occurrences: a partial one is text like any other, so the
+ * end of a stream tells a program nothing about values it guesses. Held
+ * bytes are raw output, so every buffer that held them is wiped.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +43,38 @@ static int grow(void *pp, size_t *alloc, size_t want, size_t used, int wipe)
 	return 0;
 }
 
+size_t sbx__redact_stream_hold(const unsigned char *p, size_t n, const struct sbx_redact_longest *l)
+{
+	size_t plain = l->plain > 1 ? l->plain - 1 : 0, wrapped = 0, chars = 0, run = 0;
+
+	if (plain > n)
+		plain = n;
+	/*
+	 * An encoded form may still be under way from the last (longest - 1)
+	 * encoded characters on, breaks among them included. A run of breaks
+	 * longer than a form may hold ends every occurrence before it, one at
+	 * the very end included.
+	 */
+	if (l->wrapped > 1) {
+		for (size_t i = n; i > 0 && chars < l->wrapped - 1; i--) {
+			if (p[i - 1] == '\r' || p[i - 1] == '\n') {
+				if (++run > SBX_REDACT_BREAK_MAX)
+					break;
+				continue;
+			}
+			run = 0;
+			chars++;
+			wrapped = n - (i - 1);
+		}
+	}
+	return plain > wrapped ? plain : wrapped;
+}
+
 static int process(struct sbx_redact_stream *st, sbx_redact_emit emit, void *arg, int final)
 {
 	const size_t mlen = strlen(SBX_REDACTED);
-	size_t n = st->len, e, hold, longest, o = 0, need = 0, carry = 0;
+	struct sbx_redact_longest longest;
+	size_t n = st->len, e, hold, o = 0, need = 0, carry = 0;
 	int in;
 
 	if (n == 0)
@@ -51,10 +82,11 @@ static int process(struct sbx_redact_stream *st, sbx_redact_emit emit, void *arg
 	if (grow(&st->m, &st->m_alloc, n, 0, 0) < 0)
 		return -2;
 	memset(st->m, 0, n);
-	longest = sbx__redact_mark(st->pend, n, st->m, final);
+	if (sbx__redact_mark(st->scope, st->pend, n, st->m, &longest) < 0)
+		return -2;
 	memset(st->m, 1, st->carry < n ? st->carry : n);
-	hold = final || longest == 0 ? 0 : longest - 1;
-	e = n > hold ? n - hold : 0;
+	hold = final ? 0 : sbx__redact_stream_hold(st->pend, n, &longest);
+	e = n - hold;
 	/* What the given-out part becomes: kept bytes, one marker per marked run. */
 	in = st->in_value;
 	for (size_t i = 0; i < e; i++) {
@@ -92,7 +124,7 @@ int sbx__redact_stream_feed(
 {
 	if (len == 0)
 		return 0;
-	if (st->len == 0 && st->carry == 0 && sbx__redact_count() == 0) {
+	if (st->len == 0 && st->carry == 0 && !sbx__redact_any(st->scope)) {
 		/* Nothing to look for and nothing held: pass through. */
 		st->in_value = 0;
 		return emit(arg, data, len);

@@ -1,13 +1,30 @@
 /*
- * util/redact.c: the process-wide set of secret values, and the in-place
- * redactor that records pass through when they are closed.
+ * util/redact.c: sets of secret values, the scopes that gather them, and
+ * the in-place redactor that records pass through when they are closed.
  *
- * A small mutex-protected table: the number of live secrets is small, and
- * records are short, so a plain search per value is cheap and obviously
- * right. Each value is held with its encoded forms (util/redact-forms.c) in
- * one locked, undumpable mapping of its own (util/secmem.c). The streaming
- * redactor for run output (util/redact-stream.c) marks through the same
- * table with sbx__redact_mark().
+ * A set is a small mutex-protected table with a bound of its own (a
+ * secrets object's, or the process's): the number of live secrets is
+ * small, and records are short, so a plain search per value is cheap and
+ * obviously right. Each value is held with its encoded forms
+ * (util/redact-forms.c) in one locked, undumpable mapping of its own
+ * (util/secmem.c). Sets are shared by reference: the secrets object owns
+ * one, and each sandbox it was given to keeps a reference in its scope
+ * until the sandbox's handle is freed; clearing a set (the object freed)
+ * wipes its values at once, whoever still refers to it. The streaming
+ * redactor for run output (util/redact-stream.c) marks with the same
+ * sbx__redact_mark().
+ *
+ * Only complete occurrences are marked. An earlier rule also marked a
+ * trailing prefix of a value at the end of a record; since a sandbox
+ * controls how its output ends, that rule told it whether a guessed prefix
+ * was right, so it is gone: a record's last bytes are redacted exactly as
+ * any others.
+ *
+ * Encoded forms (base64, hex) are searched in a copy of the text with line
+ * breaks taken out (runs of at most SBX_REDACT_BREAK_MAX CR/LF bytes; a
+ * longer run stays as one LF, which no encoded form holds, so no match
+ * crosses it), and each match is mapped back to the bytes it spans, breaks
+ * included.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,8 +35,6 @@
 #include "util/redact-int.h"
 #include "util/secmem.h"
 
-#define MAX_VALUES 256
-
 struct value {
 	int id;
 	unsigned char *mem; /* the forms, back to back: locked, not dumped */
@@ -28,78 +43,321 @@ struct value {
 	struct sbx_redact_form form[SBX_REDACT_MAX_FORMS];
 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct value values[MAX_VALUES];
-static int next_id = 1;
-static int count;
+struct sbx_redact_set {
+	pthread_mutex_t lock;
+	int refs;    /* under lock */
+	int cleared; /* the owner let go: nothing is added or looked for again */
+	int next_id;
+	size_t n, max;
+	struct value *v; /* max slots; id 0 is free */
+};
 
-int sbx__redact_register(const void *value, size_t len)
+/* Live values in every set: for sbx__redact_count(). */
+static int live;
+
+static struct value process_values[SBX_REDACT_PROCESS_MAX];
+static struct sbx_redact_set process = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.refs = 1,
+	.next_id = 1,
+	.max = SBX_REDACT_PROCESS_MAX,
+	.v = process_values,
+};
+
+static __thread struct sbx_redact_scope *current;
+
+/* ===== Sets ===== */
+
+struct sbx_redact_set *sbx__redact_set_new(size_t max)
+{
+	struct sbx_redact_set *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->v = calloc(max ? max : 1, sizeof(*s->v));
+	if (!s->v) {
+		free(s);
+		return NULL;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	s->refs = 1;
+	s->next_id = 1;
+	s->max = max;
+	return s;
+}
+
+static void value_free(struct value *v)
+{
+	sbx__secmem_free(v->mem, v->mem_len);
+	*v = (struct value){0};
+	__atomic_sub_fetch(&live, 1, __ATOMIC_SEQ_CST);
+}
+
+int sbx__redact_set_add(struct sbx_redact_set *s, const void *value, size_t len)
 {
 	struct value v = {0};
-	int id = -1;
+	int id = -1, e = ENOSPC;
 
-	if (!value || len == 0 || len > SBX_REDACT_VALUE_MAX)
+	if (!s || !value || len == 0 || len > SBX_REDACT_VALUE_MAX) {
+		errno = EINVAL;
 		return -1;
+	}
 	v.mem_len = sbx__redact_forms_size(len);
 	v.mem = sbx__secmem_alloc(v.mem_len);
 	if (!v.mem)
 		return -1;
 	v.nforms = sbx__redact_forms(v.mem, value, len, v.form, SBX_REDACT_MAX_FORMS);
-	pthread_mutex_lock(&lock);
-	for (int i = 0; i < MAX_VALUES; i++) {
-		if (values[i].id)
+	pthread_mutex_lock(&s->lock);
+	if (s->cleared)
+		e = EINVAL;
+	for (size_t i = 0; !s->cleared && i < s->max; i++) {
+		if (s->v[i].id)
 			continue;
-		v.id = id = next_id++;
-		values[i] = v;
-		count++;
+		v.id = id = s->next_id++;
+		s->v[i] = v;
+		s->n++;
+		__atomic_add_fetch(&live, 1, __ATOMIC_SEQ_CST);
 		break;
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&s->lock);
 	if (id < 0) {
 		sbx__secmem_free(v.mem, v.mem_len);
-		errno = ENOSPC; /* the table is full */
+		errno = e;
 	}
 	return id;
 }
 
-void sbx__redact_unregister(int id)
+void sbx__redact_set_remove(struct sbx_redact_set *s, int id)
 {
-	if (id <= 0)
+	if (!s || id <= 0)
 		return;
-	pthread_mutex_lock(&lock);
-	for (int i = 0; i < MAX_VALUES; i++) {
-		if (values[i].id != id)
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->max; i++) {
+		if (s->v[i].id != id)
 			continue;
-		sbx__secmem_free(values[i].mem, values[i].mem_len);
-		values[i] = (struct value){0};
-		count--;
+		value_free(&s->v[i]);
+		s->n--;
 		break;
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void sbx__redact_set_clear(struct sbx_redact_set *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->max; i++)
+		if (s->v[i].id)
+			value_free(&s->v[i]);
+	s->n = 0;
+	s->cleared = 1;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void set_ref(struct sbx_redact_set *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->refs++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void sbx__redact_set_unref(struct sbx_redact_set *s)
+{
+	int left;
+
+	if (!s || s == &process)
+		return;
+	pthread_mutex_lock(&s->lock);
+	left = --s->refs;
+	pthread_mutex_unlock(&s->lock);
+	if (left > 0)
+		return;
+	sbx__redact_set_clear(s);
+	pthread_mutex_destroy(&s->lock);
+	free(s->v);
+	free(s);
+}
+
+static int set_cleared(struct sbx_redact_set *s)
+{
+	int c;
+
+	pthread_mutex_lock(&s->lock);
+	c = s->cleared;
+	pthread_mutex_unlock(&s->lock);
+	return c;
+}
+
+int sbx__redact_register(const void *value, size_t len)
+{
+	return sbx__redact_set_add(&process, value, len);
+}
+
+void sbx__redact_unregister(int id)
+{
+	sbx__redact_set_remove(&process, id);
 }
 
 int sbx__redact_count(void)
 {
-	int n;
+	return __atomic_load_n(&live, __ATOMIC_SEQ_CST);
+}
 
-	pthread_mutex_lock(&lock);
-	n = count;
-	pthread_mutex_unlock(&lock);
+/* ===== Scopes ===== */
+
+void sbx__redact_scope_init(struct sbx_redact_scope *sc)
+{
+	memset(sc, 0, sizeof(*sc));
+	pthread_mutex_init(&sc->lock, NULL);
+}
+
+int sbx__redact_scope_add(struct sbx_redact_scope *sc, struct sbx_redact_set *s)
+{
+	size_t k = 0;
+	int rc = 0, have = 0;
+
+	if (!sc || !s)
+		return 0;
+	pthread_mutex_lock(&sc->lock);
+	/* Sets whose owner let go hold nothing: drop them. */
+	for (size_t i = 0; i < sc->n; i++) {
+		if (sc->set[i] != s && set_cleared(sc->set[i])) {
+			sbx__redact_set_unref(sc->set[i]);
+			continue;
+		}
+		have |= sc->set[i] == s;
+		sc->set[k++] = sc->set[i];
+	}
+	sc->n = k;
+	if (!have) {
+		if (sc->n == sc->alloc) {
+			size_t na = sc->alloc ? 2 * sc->alloc : 4;
+			struct sbx_redact_set **p = realloc(sc->set, na * sizeof(*p));
+
+			if (!p)
+				rc = -1;
+			else
+				sc->set = p, sc->alloc = na;
+		}
+		if (rc == 0) {
+			set_ref(s);
+			sc->set[sc->n++] = s;
+		}
+	}
+	pthread_mutex_unlock(&sc->lock);
+	return rc;
+}
+
+void sbx__redact_scope_done(struct sbx_redact_scope *sc)
+{
+	if (!sc)
+		return;
+	for (size_t i = 0; i < sc->n; i++)
+		sbx__redact_set_unref(sc->set[i]);
+	free(sc->set);
+	pthread_mutex_destroy(&sc->lock);
+	memset(sc, 0, sizeof(*sc));
+}
+
+struct sbx_redact_scope *sbx__redact_scope_enter(struct sbx_redact_scope *sc)
+{
+	struct sbx_redact_scope *prev = current;
+
+	current = sc;
+	return prev;
+}
+
+void sbx__redact_scope_leave(struct sbx_redact_scope *prev)
+{
+	current = prev;
+}
+
+struct sbx_redact_scope *sbx__redact_scope_current(void)
+{
+	return current;
+}
+
+static size_t set_count(struct sbx_redact_set *s)
+{
+	size_t n;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->n;
+	pthread_mutex_unlock(&s->lock);
 	return n;
 }
 
-/*
- * Marks every byte of s that belongs to an occurrence of v, overlapping
- * occurrences included, and with tail, a prefix of v (at least
- * SBX_REDACT_TAIL_MIN bytes) that ends the string: a value cut off by
- * truncation is still a value.
- */
-static void mark(const unsigned char *s,
-		 size_t n,
-		 unsigned char *m,
-		 const unsigned char *v,
-		 size_t vlen,
-		 int tail)
+int sbx__redact_any(struct sbx_redact_scope *sc)
+{
+	int any = set_count(&process) > 0;
+
+	if (any || !sc)
+		return any;
+	pthread_mutex_lock(&sc->lock);
+	for (size_t i = 0; i < sc->n && !any; i++)
+		any = set_count(sc->set[i]) > 0;
+	pthread_mutex_unlock(&sc->lock);
+	return any;
+}
+
+/* ===== Marking ===== */
+
+/* The text with line breaks taken out, for the encoded forms. */
+struct unwrapped {
+	unsigned char *c; /* the text without short runs of CR/LF */
+	size_t *pos;	  /* c[j] is s[pos[j]] */
+	size_t n;
+};
+
+static int is_break(unsigned char c)
+{
+	return c == '\r' || c == '\n';
+}
+
+static int unwrap(struct unwrapped *u, const unsigned char *s, size_t n)
+{
+	size_t j = 0;
+
+	u->c = malloc(n ? n : 1);
+	u->pos = malloc((n ? n : 1) * sizeof(*u->pos));
+	if (!u->c || !u->pos) {
+		free(u->c);
+		free(u->pos);
+		return -1;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t run = 0;
+
+		while (i + run < n && is_break(s[i + run]))
+			run++;
+		if (run == 0) {
+			u->c[j] = s[i];
+			u->pos[j++] = i++;
+			continue;
+		}
+		if (run > SBX_REDACT_BREAK_MAX) {
+			/* A blank line or more: no encoded form runs across it. */
+			u->c[j] = '\n';
+			u->pos[j++] = i;
+		}
+		i += run;
+	}
+	u->n = j;
+	return 0;
+}
+
+static void unwrapped_free(struct unwrapped *u)
+{
+	if (u->c)
+		explicit_bzero(u->c, u->n);
+	free(u->c);
+	free(u->pos);
+}
+
+/* Marks every occurrence of v in s, overlapping occurrences included. */
+static void
+mark_plain(const unsigned char *s, size_t n, unsigned char *m, const unsigned char *v, size_t vlen)
 {
 	const unsigned char *p = s, *q;
 	size_t left = n;
@@ -109,37 +367,88 @@ static void mark(const unsigned char *s,
 		left -= (size_t)(q - p) + 1;
 		p = q + 1;
 	}
-	if (!tail)
-		return;
-	for (size_t k = vlen - 1; k >= SBX_REDACT_TAIL_MIN && k > 0; k--)
-		if (k <= n && memcmp(s + n - k, v, k) == 0) {
-			memset(m + n - k, 1, k);
-			break;
-		}
 }
 
-size_t sbx__redact_mark(const void *s, size_t n, unsigned char *m, int tail)
+/* Marks every occurrence of v in the unwrapped text, breaks within it too. */
+static void
+mark_wrapped(const struct unwrapped *u, unsigned char *m, const unsigned char *v, size_t vlen)
 {
-	size_t longest = 0;
+	const unsigned char *p = u->c, *q;
+	size_t left = u->n;
 
-	pthread_mutex_lock(&lock);
-	for (int i = 0; i < MAX_VALUES; i++) {
-		if (!values[i].id)
+	while (left >= vlen && (q = memmem(p, left, v, vlen))) {
+		size_t j = (size_t)(q - u->c), a = u->pos[j], b = u->pos[j + vlen - 1];
+
+		memset(m + a, 1, b - a + 1);
+		left -= (size_t)(q - p) + 1;
+		p = q + 1;
+	}
+}
+
+static void mark_set(struct sbx_redact_set *set,
+		     const unsigned char *s,
+		     size_t n,
+		     unsigned char *m,
+		     const struct unwrapped *u,
+		     struct sbx_redact_longest *l)
+{
+	pthread_mutex_lock(&set->lock);
+	for (size_t i = 0; i < set->max; i++) {
+		const struct value *v = &set->v[i];
+
+		if (!v->id)
 			continue;
-		for (size_t f = 0; f < values[i].nforms; f++) {
-			const struct sbx_redact_form *fm = &values[i].form[f];
+		for (size_t f = 0; f < v->nforms; f++) {
+			const struct sbx_redact_form *fm = &v->form[f];
 
-			if (n)
-				mark(s, n, m, values[i].mem + fm->off, fm->len, tail);
-			if (fm->len > longest)
-				longest = fm->len;
+			if (fm->wrapped) {
+				if (u && n)
+					mark_wrapped(u, m, v->mem + fm->off, fm->len);
+				if (fm->len > l->wrapped)
+					l->wrapped = fm->len;
+			} else {
+				if (n)
+					mark_plain(s, n, m, v->mem + fm->off, fm->len);
+				if (fm->len > l->plain)
+					l->plain = fm->len;
+			}
 		}
 	}
-	pthread_mutex_unlock(&lock);
-	return longest;
+	pthread_mutex_unlock(&set->lock);
 }
 
-void sbx__redact_inplace(char *s, size_t cap)
+int sbx__redact_mark(struct sbx_redact_scope *sc,
+		     const void *s,
+		     size_t n,
+		     unsigned char *m,
+		     struct sbx_redact_longest *longest)
+{
+	struct sbx_redact_longest l = {0};
+	struct unwrapped u = {0};
+	int have_u = 0;
+
+	if (n) {
+		if (unwrap(&u, s, n) < 0)
+			return -1;
+		have_u = 1;
+	}
+	mark_set(&process, s, n, m, have_u ? &u : NULL, &l);
+	if (sc) {
+		pthread_mutex_lock(&sc->lock);
+		for (size_t i = 0; i < sc->n; i++)
+			mark_set(sc->set[i], s, n, m, have_u ? &u : NULL, &l);
+		pthread_mutex_unlock(&sc->lock);
+	}
+	if (have_u)
+		unwrapped_free(&u);
+	if (longest)
+		*longest = l;
+	return 0;
+}
+
+/* ===== Records ===== */
+
+void sbx__redact_inplace_scope(struct sbx_redact_scope *sc, char *s, size_t cap)
 {
 	size_t n, o = 0, mlen = strlen(SBX_REDACTED);
 	unsigned char *m;
@@ -149,18 +458,17 @@ void sbx__redact_inplace(char *s, size_t cap)
 		return;
 	n = strnlen(s, cap - 1);
 	s[n] = '\0';
-	if (sbx__redact_count() == 0 || n == 0)
+	if (n == 0 || !sbx__redact_any(sc))
 		return;
 	m = calloc(n, 1);
 	out = malloc(n * (mlen + 1) + 1);
-	if (!m || !out) {
+	if (!m || !out || sbx__redact_mark(sc, s, n, m, NULL) < 0) {
 		/* Out of memory: fail closed, keep nothing. */
 		free(m);
 		free(out);
 		snprintf(s, cap, "%s", SBX_REDACTED);
 		return;
 	}
-	sbx__redact_mark(s, n, m, 1);
 	/* Each run of marked bytes becomes one marker. */
 	for (size_t i = 0; i < n; i++) {
 		if (!m[i]) {
@@ -175,4 +483,9 @@ void sbx__redact_inplace(char *s, size_t cap)
 	explicit_bzero(out, o);
 	free(out);
 	free(m);
+}
+
+void sbx__redact_inplace(char *s, size_t cap)
+{
+	sbx__redact_inplace_scope(current, s, cap);
 }
