@@ -2,6 +2,10 @@
  * core/record.c: what every record passes through when it is closed (see
  * record-int.h).
  *
+ * A record is redacted with the process's own values and those of the
+ * scope the calling thread entered for the sandbox whose operation closes
+ * it (util/redact-int.h): never with another sandbox's.
+ *
  * Redaction works on the strings of a record before it is encoded, not on
  * the encoded text: JSON escaping would hide a value holding '"', '\' or a
  * control character from a search of the text, and a search of the text
@@ -45,7 +49,8 @@ int sbx__record_redact(json_t *v)
 	size_t i;
 	int rc = 0;
 
-	if (sbx__redact_count() == 0)
+	/* The process's values and those of the sandbox whose operation closes it. */
+	if (!sbx__redact_any(sbx__redact_scope_current()))
 		return 0;
 	switch (json_typeof(v)) {
 	case JSON_STRING:

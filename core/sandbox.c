@@ -50,6 +50,9 @@ struct sbx_sandbox {
 	int ended;	       /* an sbx__ended: how a run ended the sandbox, if one did */
 	uint64_t deadline_ns;  /* when the sandbox ends by itself; 0: unknown */
 	struct sbx__span span; /* the sandbox's life, parent of its operations' spans */
+	/* The secrets its runs were given: its records are redacted with these
+	 * and the process's own values, and with no other sandbox's. */
+	struct sbx_redact_scope redact;
 };
 
 static struct sbx__audit_ctx ctx_of(const sbx_sandbox *s)
@@ -260,14 +263,19 @@ static int sandbox_new(sbx_sandbox **out, sbx_backend *b)
 	if (!s)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_CORE, "out of memory");
 	s->backend = b;
+	sbx__redact_scope_init(&s->redact);
 	*out = s;
 	return 0;
 }
 
 static void sandbox_free_handle(sbx_sandbox *s)
 {
+	struct sbx_redact_scope *prev = sbx__redact_scope_enter(&s->redact);
+
 	sbx__span_end(&s->span, 0); /* a no-op once ended */
+	sbx__redact_scope_leave(prev);
 	sbx_policy_free(s->policy);
+	sbx__redact_scope_done(&s->redact);
 	free(s->id);
 	free(s);
 }
@@ -451,6 +459,7 @@ static const char *end_reason(const sbx_sandbox *s)
 
 int sbx_sandbox_close(sbx_sandbox *s)
 {
+	struct sbx_redact_scope *prev;
 	const char *reason;
 	struct sbx__audit_ctx c;
 	struct sbx__span sp;
@@ -458,6 +467,7 @@ int sbx_sandbox_close(sbx_sandbox *s)
 
 	if (!s)
 		return 0;
+	prev = sbx__redact_scope_enter(&s->redact);
 	sbx__span_begin(s->backend->tracer, &sp, "sandboxio.destroy", &s->span, NULL);
 	reason = end_reason(s);
 	rc = s->backend->ops->destroy(s->backend->state, s->box);
@@ -471,6 +481,7 @@ int sbx_sandbox_close(sbx_sandbox *s)
 	sbx__span_end(&sp, rc);
 	sbx__span_str(&s->span, "sandboxio.destroy.reason", reason);
 	sbx__span_end(&s->span, rc);
+	sbx__redact_scope_leave(prev);
 	sandbox_free_handle(s);
 	return rc;
 }
@@ -666,7 +677,7 @@ static int file_op_run(sbx_sandbox *s,
 }
 
 /* One run, recorded as what ("run", "run_code", "write_file", "read_file"). */
-static int run_common(sbx_result **out,
+static int run_scoped(sbx_result **out,
 		      sbx_sandbox *s,
 		      const char *const *argv,
 		      const sbx_run_options *opts,
@@ -731,6 +742,9 @@ static int run_common(sbx_result **out,
 			return rc;
 		}
 	}
+	/* From now on the sandbox's records are redacted with these too. */
+	if (sbx__redact_scope_add(&s->redact, sbx__secrets_redact_set(opts->secrets)) < 0)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_CORE, "out of memory");
 	rc = build_env(&env, s->policy, opts->env, opts->secrets);
 	if (rc < 0)
 		return rc;
@@ -778,6 +792,8 @@ static int run_common(sbx_result **out,
 	t0 = sbx__record_now_ns();
 	sbx__output_init(&output, s->policy->limit[SBX_LIMIT_OUTPUT], opts->raw_output,
 			 opts->on_output, opts->payload);
+	/* The output is redacted with the sandbox's secrets, not the process's others. */
+	output.s[0].red.scope = output.s[1].red.scope = &s->redact;
 	if (fop)
 		rc = file_op_run(s, fop, &req, res);
 	else
@@ -812,6 +828,28 @@ static int run_common(sbx_result **out,
 	}
 	*out = res;
 	return 0;
+}
+
+/*
+ * Every record a run closes (its errors, audit events and spans) is closed
+ * inside the sandbox's redaction scope, on this thread.
+ */
+static int run_common(sbx_result **out,
+		      sbx_sandbox *s,
+		      const char *const *argv,
+		      const sbx_run_options *opts,
+		      sbx_timeout_kind kind,
+		      const void *stdin_data,
+		      size_t stdin_len,
+		      const char *what,
+		      const char *language,
+		      const struct file_op *fop)
+{
+	struct sbx_redact_scope *prev = sbx__redact_scope_enter(s ? &s->redact : NULL);
+	int rc = run_scoped(out, s, argv, opts, kind, stdin_data, stdin_len, what, language, fop);
+
+	sbx__redact_scope_leave(prev);
+	return rc;
 }
 
 int sbx_sandbox_run(sbx_result **out,

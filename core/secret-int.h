@@ -9,8 +9,14 @@
 
 #include <sandboxio/secret.h>
 
+struct sbx_redact_set;
+
 /* "NAME=value" of secret i, NUL-terminated, in locked memory; lent until the
  * object is freed. NULL past the end. */
 const char *sbx__secret_expose_env(const sbx_secrets *s, size_t i);
+
+/* The object's redaction set (util/redact-int.h): a sandbox given the object
+ * adds it to its scope. NULL for NULL. */
+struct sbx_redact_set *sbx__secrets_redact_set(const sbx_secrets *s);
 
 #endif

@@ -4,8 +4,11 @@
  * Each secret is kept as one "NAME=value\0" string in a locked, undumpable
  * mapping of its own (util/secmem.c), which is exactly the environment
  * entry a run hands to the engine, so delivering it makes no other copy in
- * the library. Its value is registered with the one redactor for as long as
- * the object lives.
+ * the library. Its values are held by the object's own redaction set
+ * (util/redact-int.h) for as long as the object lives: records of the
+ * sandboxes it is given to are redacted with them, and no others are. The
+ * set's bound is the object's (SBX_SECRETS_MAX), so one object full leaves
+ * every other untouched.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +37,7 @@ struct secret {
 struct sbx_secrets {
 	struct secret item[SBX_SECRETS_MAX];
 	size_t n;
+	struct sbx_redact_set *set; /* its values' forms, shared with the sandboxes given it */
 };
 
 int sbx_secrets_new(sbx_secrets **out)
@@ -43,15 +47,19 @@ int sbx_secrets_new(sbx_secrets **out)
 	if (!out)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE, "secrets_new: out is NULL");
 	s = calloc(1, sizeof(*s));
-	if (!s)
+	if (s)
+		s->set = sbx__redact_set_new(SBX_SECRETS_MAX);
+	if (!s || !s->set) {
+		free(s);
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_CORE, "out of memory");
+	}
 	*out = s;
 	return 0;
 }
 
-static void secret_clear(struct secret *it)
+static void secret_clear(sbx_secrets *s, struct secret *it)
 {
-	sbx__redact_unregister(it->redact_id);
+	sbx__redact_set_remove(s->set, it->redact_id);
 	sbx__secmem_free(it->kv, it->kv_size);
 	free(it->name);
 	memset(it, 0, sizeof(*it));
@@ -62,7 +70,10 @@ void sbx_secrets_free(sbx_secrets *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n; i++)
-		secret_clear(&s->item[i]);
+		secret_clear(s, &s->item[i]);
+	/* Sandboxes may still refer to the set: it stops redacting these now. */
+	sbx__redact_set_clear(s->set);
+	sbx__redact_set_unref(s->set);
 	free(s);
 }
 
@@ -143,7 +154,7 @@ static int take(sbx_secrets *s, const char *name, char *kv, size_t kv_size)
 				      name);
 	}
 	it->name = strdup(name);
-	it->redact_id = it->name ? sbx__redact_register(kv + nlen + 1, vlen) : -1;
+	it->redact_id = it->name ? sbx__redact_set_add(s->set, kv + nlen + 1, vlen) : -1;
 	if (it->redact_id <= 0) {
 		int e = errno;
 
@@ -298,4 +309,9 @@ const char *sbx_secrets_name(const sbx_secrets *s, size_t i)
 const char *sbx__secret_expose_env(const sbx_secrets *s, size_t i)
 {
 	return s && i < s->n ? s->item[i].kv : NULL;
+}
+
+struct sbx_redact_set *sbx__secrets_redact_set(const sbx_secrets *s)
+{
+	return s ? s->set : NULL;
 }
