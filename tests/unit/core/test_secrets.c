@@ -7,9 +7,11 @@
  * refused), NUL bytes and non-UTF-8 refused, the count limit, refused adds
  * changing nothing, values read from files (one trailing newline removed,
  * too big, missing, a directory), redaction of a value and its encoded
- * forms exactly while the object lives, and that each value sits in a
- * mapping of its own that is locked and left out of core dumps, and is gone
- * after free.
+ * forms exactly while the object lives and only in records of a scope the
+ * object was given to (never another object's, with no answer to a guessed
+ * prefix), a table of values per object (one object full leaves others
+ * untouched), and that each value sits in a mapping of its own that is
+ * locked and left out of core dumps, and is gone after free.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -61,11 +63,27 @@ static int add(sbx_secrets *s, const char *name, const char *value)
 	return sbx_secrets_add(s, name, value, strlen(value));
 }
 
-/* The error message of an error that quotes text, after redaction. */
-static const char *quoted(const char *text)
+/* The error message of an error that quotes text, closed in scope sc. */
+static const char *quoted_in(struct sbx_redact_scope *sc, const char *text)
 {
+	struct sbx_redact_scope *prev = sbx__redact_scope_enter(sc);
+
 	sbx__error_set(SBX_ERROR, SBX_ERRCLASS_CORE, "got %s", text);
+	sbx__redact_scope_leave(prev);
 	return sbx_error_last()->message;
+}
+
+/* As quoted_in, in a scope that holds s alone (as a sandbox given s). */
+static const char *quoted_by(const sbx_secrets *s, const char *text)
+{
+	struct sbx_redact_scope sc;
+	const char *m;
+
+	sbx__redact_scope_init(&sc);
+	assert_int_equal(sbx__redact_scope_add(&sc, sbx__secrets_redact_set(s)), 0);
+	m = quoted_in(&sc, text);
+	sbx__redact_scope_done(&sc);
+	return m;
 }
 
 /* ===== Names and values ===== */
@@ -186,7 +204,7 @@ static void test_core_secrets__from_file(void **state)
 	check_file_value(s, "FILEVALUE3", "FILEVALUE3");
 	check_file_value(s, "FILEVALUE4\n\n", "FILEVALUE4\n");
 	/* The value is redacted like any other. */
-	assert_string_equal(quoted("FILEVALUE1"), "got <redacted>");
+	assert_string_equal(quoted_by(s, "FILEVALUE1"), "got <redacted>");
 
 	path = tmpfile_with("AB\n", 3);
 	assert_error(sbx_secrets_add_file(s, "SHORT", path), SBX_EINVALID, "4 to");
@@ -220,17 +238,93 @@ static void test_core_secrets__from_file(void **state)
 static void test_core_secrets__redacted_while_alive(void **state)
 {
 	sbx_secrets *s = *state, *t = NULL;
+	struct sbx_redact_scope sc;
 
+	sbx__redact_scope_init(&sc);
 	assert_int_equal(sbx_secrets_new(&t), 0);
+	assert_int_equal(sbx__redact_scope_add(&sc, sbx__secrets_redact_set(s)), 0);
+	assert_int_equal(sbx__redact_scope_add(&sc, sbx__secrets_redact_set(t)), 0);
 	assert_int_equal(add(t, "LIVE", "L1VES3CRET"), 0);
-	assert_string_equal(quoted("L1VES3CRET"), "got <redacted>");
+	assert_string_equal(quoted_in(&sc, "L1VES3CRET"), "got <redacted>");
 	/* base64 of the value, and a percent-encoded one. */
-	assert_string_equal(quoted("TDFWRVMzQ1JFVA=="), "got <redacted>");
+	assert_string_equal(quoted_in(&sc, "TDFWRVMzQ1JFVA=="), "got <redacted>");
 	assert_int_equal(add(s, "URLISH", "a/b c?d=e"), 0);
-	assert_string_equal(quoted("x=a%2Fb%20c%3Fd%3De&"), "got x=<redacted>&");
+	assert_string_equal(quoted_in(&sc, "x=a%2Fb%20c%3Fd%3De&"), "got x=<redacted>&");
+	/* Freed while the scope still refers to it: its values are gone at once. */
 	sbx_secrets_free(t);
-	assert_string_equal(quoted("L1VES3CRET"), "got L1VES3CRET");
-	assert_string_equal(quoted("a/b c?d=e"), "got <redacted>");
+	assert_string_equal(quoted_in(&sc, "L1VES3CRET"), "got L1VES3CRET");
+	assert_string_equal(quoted_in(&sc, "a/b c?d=e"), "got <redacted>");
+	sbx__redact_scope_done(&sc);
+}
+
+/* ===== Scope: records are redacted with their own sandbox's secrets ===== */
+
+static void test_core_secrets__scoped_to_their_object(void **state)
+{
+	sbx_secrets *a = *state, *b = NULL;
+
+	assert_int_equal(sbx_secrets_new(&b), 0);
+	assert_int_equal(add(a, "TOKEN", "AAAA1111SECRET"), 0);
+	assert_int_equal(add(b, "TOKEN", "BBBB2222SECRET"), 0);
+	assert_string_equal(quoted_by(a, "AAAA1111SECRET"), "got <redacted>");
+	assert_string_equal(quoted_by(b, "BBBB2222SECRET"), "got <redacted>");
+	/* Another object's value, or one outside any scope, is plain text. */
+	assert_string_equal(quoted_by(b, "AAAA1111SECRET"), "got AAAA1111SECRET");
+	assert_string_equal(quoted_by(a, "QkJCQjIyMjJTRUNSRVQ="), "got QkJCQjIyMjJTRUNSRVQ=");
+	assert_string_equal(quoted_in(NULL, "AAAA1111SECRET"), "got AAAA1111SECRET");
+	sbx_secrets_free(b);
+}
+
+/*
+ * A record that ends in a prefix of a value and a guess at the rest is
+ * treated the same whether the guess is right or wrong: only a complete
+ * value is redacted, in the scope that holds it or any other.
+ */
+static void test_core_secrets__no_answer_to_a_guessed_prefix(void **state)
+{
+	static const char *const texts[] = {
+		"AAAA1111SEC", "AAAA1111SEX", "AAAA1111", "AAAA1112", "AAAA", "AAAB",
+	};
+	sbx_secrets *a = *state, *b = NULL;
+	char want[64];
+
+	assert_int_equal(sbx_secrets_new(&b), 0);
+	assert_int_equal(add(a, "TOKEN", "AAAA1111SECRET"), 0);
+	assert_int_equal(add(b, "OTHER", "BBBB2222SECRET"), 0);
+	for (size_t i = 0; i < ARRAY_LEN(texts); i++) {
+		snprintf(want, sizeof(want), "got %s", texts[i]);
+		assert_string_equal(quoted_by(a, texts[i]), want);
+		assert_string_equal(quoted_by(b, texts[i]), want);
+	}
+	assert_string_equal(quoted_by(a, "AAAA1111SECRET"), "got <redacted>");
+	assert_string_equal(quoted_by(b, "AAAA1111SECRET"), "got AAAA1111SECRET");
+	sbx_secrets_free(b);
+}
+
+/* Each object has its own table: objects filled to the limit leave room in
+ * every other one (a process-wide table of 256 ran out after four). */
+static void test_core_secrets__table_per_object(void **state)
+{
+	enum { FULL = 5 };
+	sbx_secrets *full[FULL] = {0}, *last = *state;
+	char name[16], value[32];
+
+	for (int k = 0; k < FULL; k++) {
+		assert_int_equal(sbx_secrets_new(&full[k]), 0);
+		for (int i = 0; i < SBX_SECRETS_MAX; i++) {
+			snprintf(name, sizeof(name), "S%d", i);
+			snprintf(value, sizeof(value), "FULL%02dVALUE%04d", k, i);
+			assert_int_equal(add(full[k], name, value), 0);
+		}
+		assert_error(add(full[k], "ONE_MORE", "FULLXXVALUEXXXX"), SBX_ETOOBIG, NULL);
+	}
+	assert_int_equal(add(last, "MINE", "MYOWNVALUE77"), 0);
+	assert_string_equal(quoted_by(last, "MYOWNVALUE77 FULL00VALUE0000"),
+			    "got <redacted> FULL00VALUE0000");
+	assert_string_equal(quoted_by(full[4], "FULL04VALUE0063 MYOWNVALUE77"),
+			    "got <redacted> MYOWNVALUE77");
+	for (int k = 0; k < FULL; k++)
+		sbx_secrets_free(full[k]);
 }
 
 /* The smaps entry of the mapping that holds p: its Locked size and VmFlags. */
@@ -305,11 +399,18 @@ static void test_core_secrets__no_getter_for_values(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(new_and_free),	 T(names),
-		T(length_bounds),	 T(nul_and_non_utf8_refused),
-		T(count_limit),		 T(from_file),
-		T(redacted_while_alive), T(locked_and_not_dumped),
+		T(new_and_free),
+		T(names),
+		T(length_bounds),
+		T(nul_and_non_utf8_refused),
+		T(count_limit),
+		T(from_file),
+		T(redacted_while_alive),
+		T(locked_and_not_dumped),
 		T(no_getter_for_values),
+		T(scoped_to_their_object),
+		T(no_answer_to_a_guessed_prefix),
+		T(table_per_object),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
