@@ -4,7 +4,8 @@
  *
  * A record is redacted with the process's own values and those of the
  * scope the calling thread entered for the sandbox whose operation closes
- * it (util/redact-int.h): never with another sandbox's.
+ * it (util/redact-int.h): never with another sandbox's. A record closed
+ * outside any sandbox's operation is redacted with every live value.
  *
  * Redaction works on the strings of a record before it is encoded, not on
  * the encoded text: JSON escaping would hide a value holding '"', '\' or a
@@ -50,7 +51,7 @@ int sbx__record_redact(json_t *v)
 	int rc = 0;
 
 	/* The process's values and those of the sandbox whose operation closes it. */
-	if (!sbx__redact_any(sbx__redact_scope_current()))
+	if (!sbx__redact_current_any())
 		return 0;
 	switch (json_typeof(v)) {
 	case JSON_STRING:

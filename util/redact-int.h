@@ -14,6 +14,8 @@
  * (errors through util/error.c, audit events and spans through
  * core/record.c) use the scope that operation entered with
  * sbx__redact_scope_enter(); run output names its scope in its stream.
+ * Records closed outside any such operation hold only what the caller
+ * gave, and are redacted with every live value.
  */
 #ifndef SBX_UTIL_REDACT_INT_H
 #define SBX_UTIL_REDACT_INT_H
@@ -106,9 +108,16 @@ int sbx__redact_mark(struct sbx_redact_scope *sc,
 		     size_t n,
 		     unsigned char *m,
 		     struct sbx_redact_longest *longest);
-/* Replaces every value of the process and of the calling thread's scope in a
- * NUL-terminated string, truncating to cap. */
+/*
+ * Replaces every value of the process and of the calling thread's scope in a
+ * NUL-terminated string, truncating to cap. With no scope entered, the
+ * record belongs to no sandbox (an error about the caller's own arguments)
+ * and every live value in the process is replaced; text a sandbox wrote
+ * must only be recorded inside its sandbox's scope.
+ */
 void sbx__redact_inplace(char *s, size_t cap);
+/* Whether sbx__redact_inplace() has any value to look for on this thread. */
+int sbx__redact_current_any(void);
 /* As sbx__redact_inplace, with scope sc. */
 void sbx__redact_inplace_scope(struct sbx_redact_scope *sc, char *s, size_t cap);
 

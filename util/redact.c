@@ -20,6 +20,10 @@
  * was right, so it is gone: a record's last bytes are redacted exactly as
  * any others.
  *
+ * A record closed outside any sandbox's operation (an error about the
+ * caller's own arguments, say) belongs to no sandbox: it is redacted with
+ * every live value, as no sandbox's output reaches it.
+ *
  * Encoded forms (base64, hex) are searched in a copy of the text with line
  * breaks taken out (runs of at most SBX_REDACT_BREAK_MAX CR/LF bytes; a
  * longer run stays as one LF, which no encoded form holds, so no match
@@ -44,6 +48,7 @@ struct value {
 };
 
 struct sbx_redact_set {
+	struct sbx_redact_set *next; /* every live set but the process's, under sets_lock */
 	pthread_mutex_t lock;
 	int refs;    /* under lock */
 	int cleared; /* the owner let go: nothing is added or looked for again */
@@ -66,6 +71,10 @@ static struct sbx_redact_set process = {
 
 static __thread struct sbx_redact_scope *current;
 
+/* Every other live set, for records that belong to no sandbox. */
+static pthread_mutex_t sets_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sbx_redact_set *sets;
+
 /* ===== Sets ===== */
 
 struct sbx_redact_set *sbx__redact_set_new(size_t max)
@@ -83,6 +92,10 @@ struct sbx_redact_set *sbx__redact_set_new(size_t max)
 	s->refs = 1;
 	s->next_id = 1;
 	s->max = max;
+	pthread_mutex_lock(&sets_lock);
+	s->next = sets;
+	sets = s;
+	pthread_mutex_unlock(&sets_lock);
 	return s;
 }
 
@@ -173,6 +186,13 @@ void sbx__redact_set_unref(struct sbx_redact_set *s)
 	pthread_mutex_unlock(&s->lock);
 	if (left > 0)
 		return;
+	pthread_mutex_lock(&sets_lock);
+	for (struct sbx_redact_set **p = &sets; *p; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
+	pthread_mutex_unlock(&sets_lock);
 	sbx__redact_set_clear(s);
 	pthread_mutex_destroy(&s->lock);
 	free(s->v);
@@ -417,7 +437,9 @@ static void mark_set(struct sbx_redact_set *set,
 	pthread_mutex_unlock(&set->lock);
 }
 
-int sbx__redact_mark(struct sbx_redact_scope *sc,
+/* Marks with the process's values and sc's, or with every live set (all). */
+static int mark_with(struct sbx_redact_scope *sc,
+		     int all,
 		     const void *s,
 		     size_t n,
 		     unsigned char *m,
@@ -433,7 +455,12 @@ int sbx__redact_mark(struct sbx_redact_scope *sc,
 		have_u = 1;
 	}
 	mark_set(&process, s, n, m, have_u ? &u : NULL, &l);
-	if (sc) {
+	if (all) {
+		pthread_mutex_lock(&sets_lock);
+		for (struct sbx_redact_set *p = sets; p; p = p->next)
+			mark_set(p, s, n, m, have_u ? &u : NULL, &l);
+		pthread_mutex_unlock(&sets_lock);
+	} else if (sc) {
 		pthread_mutex_lock(&sc->lock);
 		for (size_t i = 0; i < sc->n; i++)
 			mark_set(sc->set[i], s, n, m, have_u ? &u : NULL, &l);
@@ -446,9 +473,18 @@ int sbx__redact_mark(struct sbx_redact_scope *sc,
 	return 0;
 }
 
+int sbx__redact_mark(struct sbx_redact_scope *sc,
+		     const void *s,
+		     size_t n,
+		     unsigned char *m,
+		     struct sbx_redact_longest *longest)
+{
+	return mark_with(sc, 0, s, n, m, longest);
+}
+
 /* ===== Records ===== */
 
-void sbx__redact_inplace_scope(struct sbx_redact_scope *sc, char *s, size_t cap)
+static void inplace(struct sbx_redact_scope *sc, int all, char *s, size_t cap)
 {
 	size_t n, o = 0, mlen = strlen(SBX_REDACTED);
 	unsigned char *m;
@@ -458,11 +494,11 @@ void sbx__redact_inplace_scope(struct sbx_redact_scope *sc, char *s, size_t cap)
 		return;
 	n = strnlen(s, cap - 1);
 	s[n] = '\0';
-	if (n == 0 || !sbx__redact_any(sc))
+	if (n == 0 || (all ? sbx__redact_count() == 0 : !sbx__redact_any(sc)))
 		return;
 	m = calloc(n, 1);
 	out = malloc(n * (mlen + 1) + 1);
-	if (!m || !out || sbx__redact_mark(sc, s, n, m, NULL) < 0) {
+	if (!m || !out || mark_with(sc, all, s, n, m, NULL) < 0) {
 		/* Out of memory: fail closed, keep nothing. */
 		free(m);
 		free(out);
@@ -485,7 +521,17 @@ void sbx__redact_inplace_scope(struct sbx_redact_scope *sc, char *s, size_t cap)
 	free(m);
 }
 
+void sbx__redact_inplace_scope(struct sbx_redact_scope *sc, char *s, size_t cap)
+{
+	inplace(sc, 0, s, cap);
+}
+
 void sbx__redact_inplace(char *s, size_t cap)
 {
-	sbx__redact_inplace_scope(current, s, cap);
+	inplace(current, current == NULL, s, cap);
+}
+
+int sbx__redact_current_any(void)
+{
+	return current ? sbx__redact_any(current) : sbx__redact_count() > 0;
 }
