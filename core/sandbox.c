@@ -893,11 +893,15 @@ int sbx_sandbox_run_code(sbx_result **out,
 			  language, NULL);
 }
 
-/* Maps a failed file helper's stderr onto an error code. */
-static int file_error(const char *what, const char *path, const sbx_result *r)
+/*
+ * Maps a failed file helper's stderr onto an error code. The stderr is the
+ * sandbox's own text: the error is closed in the sandbox's scope.
+ */
+static int file_error(sbx_sandbox *s, const char *what, const char *path, const sbx_result *r)
 {
 	const char *err = r->stderr_data ? r->stderr_data : "";
-	int code = SBX_EENGINE;
+	struct sbx_redact_scope *prev;
+	int code = SBX_EENGINE, rc;
 
 	if (strstr(err, "No such file or directory"))
 		code = SBX_ENOTFOUND;
@@ -907,8 +911,11 @@ static int file_error(const char *what, const char *path, const sbx_result *r)
 		code = SBX_ETOOBIG;
 	else if (strstr(err, "Is a directory"))
 		code = SBX_EINVALID;
-	return sbx__error_set(code, SBX_ERRCLASS_CORE, "%s %.256s: %.400s", what, path,
-			      r->status == SBX_RUN_EXITED ? err : sbx_run_status_name(r->status));
+	prev = sbx__redact_scope_enter(&s->redact);
+	rc = sbx__error_set(code, SBX_ERRCLASS_CORE, "%s %.256s: %.400s", what, path,
+			    r->status == SBX_RUN_EXITED ? err : sbx_run_status_name(r->status));
+	sbx__redact_scope_leave(prev);
+	return rc;
 }
 
 int sbx_sandbox_write_file(
@@ -938,7 +945,7 @@ int sbx_sandbox_write_file(
 	if (rc < 0)
 		return rc;
 	if (r->status != SBX_RUN_EXITED || r->exit_code != 0)
-		rc = file_error("write_file", path, r);
+		rc = file_error(s, "write_file", path, r);
 	sbx_result_free(r);
 	return rc;
 }
@@ -978,7 +985,7 @@ int sbx_sandbox_read_file(void **out, size_t *len_out, sbx_sandbox *s, const cha
 	if (rc < 0)
 		return rc;
 	if (r->status != SBX_RUN_EXITED || r->exit_code != 0)
-		rc = file_error("read_file", path, r);
+		rc = file_error(s, "read_file", path, r);
 	else if (r->stdout_truncated)
 		rc = sbx__error_set(SBX_ETOOBIG, SBX_ERRCLASS_CORE,
 				    "read_file %.256s: larger than %zu bytes", path, max);
