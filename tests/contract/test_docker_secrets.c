@@ -12,6 +12,10 @@
  * sbx_sandbox_open()). Runs with secrets over exec are refused on a daemon
  * with debug logging (a scripted engine stands in for one). The value holds
  * '/', '+' and '=' so that its percent-encoded forms differ from it.
+ * Encodings cut into lines (base64's 76 columns, a hex dump's 32) are
+ * redacted too. Redaction is scoped to the sandbox: a second sandbox in the
+ * same process, given other secrets, gets the first one's value back as it
+ * printed it, and a guess at it back the same whether right or wrong.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -204,6 +208,102 @@ static void test_engine_secrets__split_across_chunks_redacted(void **state)
 	assert_absent("the callback's output", c.data, c.len);
 	assert_int_equal(r->stdout_total, strlen(value) + 4);
 	sbx_result_free(r);
+}
+
+/* Characters left in s besides markers and line breaks. */
+static size_t left_over(const char *s)
+{
+	size_t n = 0;
+
+	while (*s) {
+		if (strncmp(s, "<redacted>", 10) == 0) {
+			s += 10;
+			continue;
+		}
+		n += *s != '\n' && *s != '\r';
+		s++;
+	}
+	return n;
+}
+
+static void test_engine_secrets__wrapped_encodings_redacted(void **state)
+{
+	static const char *const lines[] = {
+		"printf %s \"$TOKEN$TOKEN\" | base64",
+		"printf %s \"$TOKEN$TOKEN\" | base64 -w 64",
+		"printf %s \"$TOKEN\" | od -An -tx1 | tr -d ' '",
+	};
+
+	for (size_t i = 0; i < 2 * sizeof(lines) / sizeof(lines[0]); i++) {
+		size_t n = sizeof(lines) / sizeof(lines[0]);
+		sbx_result *raw = run_on(state, H(state, i >= n), lines[i % n], 1);
+		sbx_result *r = run_on(state, H(state, i >= n), lines[i % n], 0);
+		char *nl = strchr(raw->stdout_data, '\n');
+
+		/* The encoding is cut into lines indeed. */
+		assert_int_equal(raw->exit_code, 0);
+		assert_true(nl && nl[1] != '\0');
+		assert_int_equal(r->exit_code, 0);
+		if (!strstr(r->stdout_data, "<redacted>") || left_over(r->stdout_data) > 8)
+			fail_msg("'%s' printed '%s', redacted to '%s'", lines[i % n],
+				 raw->stdout_data, r->stdout_data);
+		sbx_result_free(raw);
+		sbx_result_free(r);
+	}
+}
+
+/* ===== Scoped to the sandbox ===== */
+
+/*
+ * A second sandbox in the same process, given secrets of its own while the
+ * first one's are alive: what it prints of the first one's value is not
+ * redacted, so it cannot learn anything from the redaction. It prints the
+ * value, and prefixes of it with the right and a wrong next byte, at the end
+ * of its output, where a rule for cut-off values once redacted a matching
+ * prefix: each comes back exactly as printed.
+ */
+static void test_engine_secrets__other_sandbox_learns_nothing(void **state)
+{
+	sbx_policy *p = t_policy();
+	sbx_sandbox *other = NULL;
+	sbx_secrets *mine = NULL;
+	sbx_run_options o = SBX_RUN_OPTIONS_INIT;
+	sbx_result *r;
+	char printed[128], line[256];
+	size_t vlen = strlen(value);
+
+	/* The first sandbox was given its secret (so its scope holds it). */
+	r = run_on(state, F(state)->s, "printf %s \"$TOKEN\"", 0);
+	assert_string_equal(r->stdout_data, "<redacted>");
+	sbx_result_free(r);
+	assert_int_equal(sbx_sandbox_create(&other, F(state)->b, p), 0);
+	assert_int_equal(sbx_secrets_new(&mine), 0);
+	assert_int_equal(sbx_secrets_add(mine, "MINE", "OtherSandbox7Secret", 19), 0);
+	o.secrets = mine;
+	for (size_t k = 4; k <= vlen; k++) {
+		for (int right = 0; right < 2; right++) {
+			snprintf(printed, sizeof(printed), "%.*s", (int)k, value);
+			if (!right)
+				printed[k - 1] = printed[k - 1] == 'Q' ? 'R' : 'Q';
+			/* Single quotes: the value holds none. */
+			snprintf(line, sizeof(line), "printf 'out:%%s' '%s'", printed);
+			r = t_run(other, line, &o);
+			assert_int_equal(r->exit_code, 0);
+			if (strncmp(r->stdout_data, "out:", 4) != 0 ||
+			    strcmp(r->stdout_data + 4, printed) != 0)
+				fail_msg("printed '%s', got back '%s'", printed, r->stdout_data);
+			sbx_result_free(r);
+		}
+		if (k == 8 && vlen > 12)
+			k = vlen - 4; /* the first and last few lengths */
+	}
+	/* Its own secret is redacted in its output. */
+	r = t_run(other, "printf %s \"$MINE\"", &o);
+	assert_string_equal(r->stdout_data, "<redacted>");
+	sbx_result_free(r);
+	sbx_sandbox_close(other);
+	sbx_secrets_free(mine);
+	sbx_policy_free(p);
 }
 
 /* ===== The engine's records ===== */
@@ -575,6 +675,8 @@ int main(void)
 		cmocka_unit_test(test_engine_secrets__only_that_run_has_it),
 		cmocka_unit_test(test_engine_secrets__output_redacted_by_default),
 		cmocka_unit_test(test_engine_secrets__split_across_chunks_redacted),
+		cmocka_unit_test(test_engine_secrets__wrapped_encodings_redacted),
+		cmocka_unit_test(test_engine_secrets__other_sandbox_learns_nothing),
 		cmocka_unit_test(test_engine_secrets__absent_from_inspect_and_events),
 		cmocka_unit_test(test_engine_secrets__absent_from_daemon_files),
 		cmocka_unit_test(test_engine_secrets__absent_from_host_cmdlines),
