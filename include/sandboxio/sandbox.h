@@ -207,10 +207,12 @@ SBX_EXTERN const char *sbx_run_status_name(sbx_run_status st);
  * kill one exec) and the run returns SBX_ECANCELED.
  *
  * ^The callback sees output already redacted (unless raw_output is set),
- * exactly the bytes the result keeps. While any secret is alive in the
- * process, up to one window of output (three times the longest secret) is
- * held back until more arrives, so that a secret split across two chunks is
- * still caught; the rest comes at the end of the run.
+ * exactly the bytes the result keeps. While the sandbox has a live secret,
+ * up to one window of output (the longest encoded form of one, hex at
+ * twice its length, with the line breaks an encoder may put in it) is held
+ * back until more arrives, so that a secret split across two chunks is
+ * still caught; the rest comes at the end of the run, as it was written
+ * unless it holds a whole secret.
  */
 typedef int (*sbx_output_cb)(int stream, const char *data, size_t len, void *payload);
 
@@ -235,9 +237,10 @@ typedef struct {
 	 *  call. ^A name that is also a plain variable of the run is refused. */
 	const sbx_secrets *secrets;
 	/** Version 2. Non-zero: stdout and stderr (result and callback) are
-	 *  not redacted. ^By default every registered secret, and its base64
-	 *  and percent-encoded forms, is replaced by "<redacted>" in them.
-	 *  Records (errors, audit events, spans) are redacted regardless. */
+	 *  not redacted. ^By default every secret given to this sandbox's runs,
+	 *  and its base64, hex and percent-encoded forms, is replaced by
+	 *  "<redacted>" in them. Records (errors, audit events, spans) are
+	 *  redacted regardless. */
 	int raw_output;
 	/** Version 2. A W3C traceparent whose span this run's span becomes a
 	 *  child of (an agent's tool call, say); NULL: the sandbox's span.
@@ -337,9 +340,10 @@ SBX_EXTERN int sbx_sandbox_write_file(
 
 /**
  * Reads a file from the sandbox, at most max bytes (0: 64 MiB). Like run
- * output, the bytes pass the redactor: while a secret is alive, its value
- * and encoded forms in the file come back as "<redacted>" (read a file raw
- * with sbx_sandbox_run() of cat and raw_output).
+ * output, the bytes pass the redactor: while a secret given to the
+ * sandbox's runs is alive, its value and encoded forms in the file come
+ * back as "<redacted>" (read a file raw with sbx_sandbox_run() of cat and
+ * raw_output).
  * @param[out] out the bytes, NUL-terminated; free with sbx_free().
  * @param[out] len_out its length.
  * Returns: 0, SBX_EINVALID, SBX_ENOTFOUND, SBX_EDENIED, SBX_ETOOBIG, SBX_EENGINE, SBX_ENOMEM.

@@ -7,9 +7,14 @@
  * or any host process's command line (docs/threat-model.md, control 5).
  * ^While the object lives, its values are held in memory that is locked
  * (never swapped), excluded from core dumps and wiped on free, and every
- * record the library closes (error messages, run output, audit events,
- * spans) has them, and their base64 and percent-encoded forms, replaced by
- * "<redacted>". No function turns a secrets object back into text.
+ * record the library closes for a sandbox whose runs were given the object
+ * (error messages, run output, audit events, spans) has them, and their
+ * base64, hex and percent-encoded forms (also cut into lines), replaced by
+ * "<redacted>". ^Records of other sandboxes are not redacted with them, so
+ * a sandbox learns nothing about another's secrets from what is redacted.
+ * Records of no sandbox (errors about the caller's own arguments) are
+ * redacted with every live object's values. No function turns a secrets
+ * object back into text.
  *
  *	sbx_secrets *sec = NULL;
  *	sbx_run_options ro = SBX_RUN_OPTIONS_INIT;
@@ -60,7 +65,8 @@ SBX_EXTERN void sbx_secrets_free(sbx_secrets *s);
 
 /**
  * Adds a secret. The value is copied into locked memory and ^is redacted
- * from every record from now until sbx_secrets_free().
+ * from the records of every sandbox given the object, from now until
+ * sbx_secrets_free().
  *
  * NAME is an environment variable name, [A-Za-z_][A-Za-z0-9_]*, at most 255
  * bytes, not already in the object. ^The value is SBX_SECRET_MIN_LEN to
