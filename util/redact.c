@@ -323,11 +323,20 @@ int sbx__redact_any(struct sbx_redact_scope *sc)
 
 /* ===== Marking ===== */
 
-/* The text with line breaks taken out, for the encoded forms. */
+/*
+ * The text with line breaks taken out, for the encoded forms: c holds the
+ * bytes, and each segment of it that was contiguous in the text says where
+ * it began there, so a match maps back by a search of the segments.
+ */
+struct segment {
+	size_t c0, s0; /* c[c0] is s[s0], and so on to the next segment */
+};
+
 struct unwrapped {
-	unsigned char *c; /* the text without short runs of CR/LF */
-	size_t *pos;	  /* c[j] is s[pos[j]] */
+	unsigned char *c;
 	size_t n;
+	struct segment *seg;
+	size_t nseg, seg_alloc;
 };
 
 static int is_break(unsigned char c)
@@ -335,36 +344,66 @@ static int is_break(unsigned char c)
 	return c == '\r' || c == '\n';
 }
 
+static int add_segment(struct unwrapped *u, size_t c0, size_t s0)
+{
+	if (u->nseg == u->seg_alloc) {
+		size_t na = u->seg_alloc ? 2 * u->seg_alloc : 16;
+		struct segment *p = realloc(u->seg, na * sizeof(*p));
+
+		if (!p)
+			return -1;
+		u->seg = p;
+		u->seg_alloc = na;
+	}
+	u->seg[u->nseg++] = (struct segment){c0, s0};
+	return 0;
+}
+
 static int unwrap(struct unwrapped *u, const unsigned char *s, size_t n)
 {
-	size_t j = 0;
+	size_t i = 0;
 
 	u->c = malloc(n ? n : 1);
-	u->pos = malloc((n ? n : 1) * sizeof(*u->pos));
-	if (!u->c || !u->pos) {
-		free(u->c);
-		free(u->pos);
+	if (!u->c)
 		return -1;
-	}
-	for (size_t i = 0; i < n;) {
-		size_t run = 0;
+	while (i < n) {
+		size_t j = i, run = 0;
 
-		while (i + run < n && is_break(s[i + run]))
-			run++;
-		if (run == 0) {
-			u->c[j] = s[i];
-			u->pos[j++] = i++;
-			continue;
+		while (j < n && !is_break(s[j]))
+			j++;
+		if (j > i) {
+			if (add_segment(u, u->n, i) < 0)
+				return -1;
+			memcpy(u->c + u->n, s + i, j - i);
+			u->n += j - i;
 		}
+		while (j + run < n && is_break(s[j + run]))
+			run++;
 		if (run > SBX_REDACT_BREAK_MAX) {
 			/* A blank line or more: no encoded form runs across it. */
-			u->c[j] = '\n';
-			u->pos[j++] = i;
+			if (add_segment(u, u->n, j) < 0)
+				return -1;
+			u->c[u->n++] = '\n';
 		}
-		i += run;
+		i = j + run;
 	}
-	u->n = j;
 	return 0;
+}
+
+/* Where c[k] lies in the text. */
+static size_t unwrapped_pos(const struct unwrapped *u, size_t k)
+{
+	size_t lo = 0, hi = u->nseg;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u->seg[mid].c0 <= k)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return u->seg[lo].s0 + (k - u->seg[lo].c0);
 }
 
 static void unwrapped_free(struct unwrapped *u)
@@ -372,7 +411,7 @@ static void unwrapped_free(struct unwrapped *u)
 	if (u->c)
 		explicit_bzero(u->c, u->n);
 	free(u->c);
-	free(u->pos);
+	free(u->seg);
 }
 
 /* Marks every occurrence of v in s, overlapping occurrences included. */
@@ -397,7 +436,8 @@ mark_wrapped(const struct unwrapped *u, unsigned char *m, const unsigned char *v
 	size_t left = u->n;
 
 	while (left >= vlen && (q = memmem(p, left, v, vlen))) {
-		size_t j = (size_t)(q - u->c), a = u->pos[j], b = u->pos[j + vlen - 1];
+		size_t j = (size_t)(q - u->c), a = unwrapped_pos(u, j),
+		       b = unwrapped_pos(u, j + vlen - 1);
 
 		memset(m + a, 1, b - a + 1);
 		left -= (size_t)(q - p) + 1;
@@ -450,8 +490,10 @@ static int mark_with(struct sbx_redact_scope *sc,
 	int have_u = 0;
 
 	if (n) {
-		if (unwrap(&u, s, n) < 0)
+		if (unwrap(&u, s, n) < 0) {
+			unwrapped_free(&u);
 			return -1;
+		}
 		have_u = 1;
 	}
 	mark_set(&process, s, n, m, have_u ? &u : NULL, &l);
