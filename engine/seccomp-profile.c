@@ -6,9 +6,15 @@
  * project refuses outright: io_uring, userfaultfd, keyrings, bpf,
  * perf_event_open, ptrace and process_vm_*, every mount call, unshare,
  * setns, and namespace flags on clone (clone3 answers ENOSYS so that libc
- * falls back to clone, where the flags can be checked). The in-sandbox init
- * adds a second, independent layer (init/seccomp.c).
+ * falls back to clone, where the flags can be checked). socket(2) and
+ * socketpair(2) are allowed for AF_UNIX, AF_INET and AF_INET6 only, and only
+ * for stream, datagram and seqpacket types: every other family (netlink,
+ * packet, and the rarely used ones whose modules a kernel may load on
+ * demand: TIPC, RDS, CAN, X25, ...) and raw or packet types get EPERM. The
+ * in-sandbox init adds a second, independent layer (init/seccomp.c).
  */
+#include <sys/socket.h>
+
 #include <jansson.h>
 
 #include "engine/docker-int.h"
@@ -245,8 +251,6 @@ static const char *const allowed[] = {
 	"sigaltstack",
 	"signalfd",
 	"signalfd4",
-	"socket",
-	"socketpair",
 	"splice",
 	"stat",
 	"statfs",
@@ -285,6 +289,11 @@ static const char *const allowed[] = {
 	"writev",
 };
 
+/* The families and types (the low four bits of the type argument) a sandbox may open. */
+static const int socket_families[] = {AF_UNIX, AF_INET, AF_INET6};
+static const int socket_types[] = {SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET};
+#define SOCK_TYPE_BITS 0xf
+
 /* Namespace bits of clone(2)'s flags: CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET. */
 #define CLONE_NS_MASK 0x7E020000ull
 
@@ -312,6 +321,19 @@ char *sbx__seccomp_profile_json(void)
 					       "clone", "action", "SCMP_ACT_ALLOW", "args", "index",
 					       0, "value", (json_int_t)CLONE_NS_MASK, "valueTwo",
 					       (json_int_t)0, "op", "SCMP_CMP_MASKED_EQ"));
+	/* socket and socketpair: one rule per allowed (family, type); the
+	 * arguments of one rule must all match. Anything else gets the default. */
+	for (size_t f = 0; f < sizeof(socket_families) / sizeof(socket_families[0]); f++)
+		for (size_t t = 0; t < sizeof(socket_types) / sizeof(socket_types[0]); t++)
+			json_array_append_new(
+				rules,
+				json_pack("{s:[s,s],s:s,s:[{s:i,s:I,s:s},{s:i,s:I,s:I,s:s}]}",
+					  "names", "socket", "socketpair", "action",
+					  "SCMP_ACT_ALLOW", "args", "index", 0, "value",
+					  (json_int_t)socket_families[f], "op", "SCMP_CMP_EQ",
+					  "index", 1, "value", (json_int_t)SOCK_TYPE_BITS,
+					  "valueTwo", (json_int_t)socket_types[t], "op",
+					  "SCMP_CMP_MASKED_EQ"));
 	/* clone3 cannot be argument-checked (its flags are behind a pointer). */
 	json_array_append_new(rules, json_pack("{s:[s],s:s,s:i}", "names", "clone3", "action",
 					       "SCMP_ACT_ERRNO", "errnoRet", 38));

@@ -944,15 +944,60 @@ static void probe_personality(void)
 
 static void probe_sockets(void)
 {
-	int fd;
+	/* Families refused whatever the type, including ones this kernel may lack. */
+	static const struct {
+		const char *name;
+		int family, type;
+	} refused[] = {
+		{"AF_UNSPEC", AF_UNSPEC, SOCK_DGRAM},
+		{"AF_ALG", AF_ALG, SOCK_SEQPACKET},
+		{"AF_VSOCK", AF_VSOCK, SOCK_STREAM},
+		{"AF_PACKET", AF_PACKET, SOCK_DGRAM},
+		{"AF_NETLINK", AF_NETLINK, SOCK_DGRAM},
+		{"AF_TIPC", AF_TIPC, SOCK_DGRAM},
+		{"AF_RDS", AF_RDS, SOCK_SEQPACKET},
+		{"AF_CAN", AF_CAN, SOCK_DGRAM},
+		{"AF_X25", AF_X25, SOCK_SEQPACKET},
+		{"AF_KEY", AF_KEY, SOCK_DGRAM},
+		{"AF_SMC", AF_SMC, SOCK_STREAM},
+		{"AF_BLUETOOTH", AF_BLUETOOTH, SOCK_STREAM},
+		{"AF_AX25", AF_AX25, SOCK_SEQPACKET},
+		{"AF_APPLETALK", AF_APPLETALK, SOCK_DGRAM},
+		{"AF_IPX", AF_IPX, SOCK_DGRAM},
+		{"AF_XDP", AF_XDP, SOCK_STREAM},
+		{"AF_MAX+7", AF_MAX + 7, SOCK_STREAM},
+		{"-1", -1, SOCK_STREAM},
+		{"AF_INET+RAW", AF_INET, SOCK_RAW},
+		{"AF_INET6+RAW", AF_INET6, SOCK_RAW},
+		{"AF_INET+PACKET", AF_INET, SOCK_PACKET},
+		{"AF_UNIX+RDM", AF_UNIX, SOCK_RDM},
+	};
+	int fd, sv[2];
 
-	expect_errno("socket(AF_ALG)", socket(AF_ALG, SOCK_SEQPACKET, 0), EPERM);
-	expect_errno("socket(AF_VSOCK)", socket(AF_VSOCK, SOCK_STREAM, 0), EPERM);
-	expect_errno("socket(AF_PACKET)", socket(AF_PACKET, SOCK_RAW, 0), EPERM);
-	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "socket(%s)", refused[i].name);
+		expect_errno(what, socket(refused[i].family, refused[i].type, 0), EPERM);
+		snprintf(what, sizeof(what), "socketpair(%s)", refused[i].name);
+		expect_errno(what, socketpair(refused[i].family, refused[i].type, 0, sv), EPERM);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	expect_success("socket(AF_UNIX)", fd);
 	if (fd >= 0)
 		close(fd);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	expect_success("socket(AF_INET, SOCK_DGRAM)", fd);
+	if (fd >= 0)
+		close(fd);
+	fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	expect_success("socket(AF_INET6, SOCK_STREAM)", fd);
+	if (fd >= 0)
+		close(fd);
+	expect_success("socketpair(AF_UNIX, SOCK_SEQPACKET)",
+		       socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv));
+	close(sv[0]);
+	close(sv[1]);
 }
 
 static void probe_misc(void)
