@@ -83,6 +83,31 @@ int sbx__docker_reap(struct docker *d,
 		     void *payload);
 /* Start time of a process in clock ticks since boot (/proc/PID/stat field 22). */
 
+/* One mount a sandbox is expected to have (container inspect's Mounts). */
+struct sbx__mount_want {
+	const char *type;	 /* "bind" */
+	const char *source;	 /* on the host */
+	const char *destination; /* in the sandbox */
+	int rw;
+};
+/* Checks the Mounts of a container inspect against the expected set: each
+ * expected mount present once with its source and mode, nothing else (an
+ * image VOLUME, an anonymous or named volume, a bind nobody asked for).
+ * Returns 0, or -1 with why naming the first mount that differs. */
+int sbx__docker_check_mounts(json_t *mounts,
+			     const struct sbx__mount_want *want,
+			     size_t want_n,
+			     char *why,
+			     size_t why_len);
+/* Refuses an image whose config declares volumes (Config.Volumes of an image
+ * inspect): Docker would give each an anonymous volume on the host's disk,
+ * outside the sandbox's disk cap. Returns 0, or -1 with why naming the
+ * first volume and the image. */
+int sbx__docker_check_image_volumes(json_t *image_inspect,
+				    const char *image,
+				    char *why,
+				    size_t why_len);
+
 /* The seccomp profile given to every sandbox, as compact JSON; free() it. */
 char *sbx__seccomp_profile_json(void);
 

@@ -466,11 +466,90 @@ int sbx__docker_remove(struct docker *d, const char *id)
 	return rc;
 }
 
+int sbx__docker_check_image_volumes(json_t *image_inspect,
+				    const char *image,
+				    char *why,
+				    size_t why_len)
+{
+	json_t *vols = json_object_get(json_object_get(image_inspect, "Config"), "Volumes");
+	const char *key;
+	json_t *v;
+
+	if (!vols || json_is_null(vols))
+		return 0;
+	if (!json_is_object(vols)) {
+		snprintf(why, why_len, "image %.200s: its config's Volumes is not an object",
+			 image);
+		return -1;
+	}
+	json_object_foreach(vols, key, v)
+	{
+		(void)v;
+		snprintf(
+			why, why_len,
+			"image %.200s declares the volume %.200s (VOLUME in its build): the engine "
+			"would put it on the host's disk, outside the sandbox's disk cap; use an "
+			"image without VOLUME",
+			image, key);
+		return -1;
+	}
+	return 0;
+}
+
+int sbx__docker_check_mounts(json_t *mounts,
+			     const struct sbx__mount_want *want,
+			     size_t want_n,
+			     char *why,
+			     size_t why_len)
+{
+	size_t seen = 0, i;
+	json_t *m;
+
+	if (mounts && !json_is_null(mounts) && !json_is_array(mounts)) {
+		snprintf(why, why_len, "its Mounts is not a list");
+		return -1;
+	}
+	json_array_foreach(mounts, i, m)
+	{
+		const char *type = json_string_value(json_object_get(m, "Type")) ?: "?";
+		const char *src = json_string_value(json_object_get(m, "Source")) ?: "";
+		const char *dst = json_string_value(json_object_get(m, "Destination")) ?: "?";
+		int rw = json_is_true(json_object_get(m, "RW"));
+		size_t w;
+
+		for (w = 0; w < want_n; w++)
+			if (strcmp(dst, want[w].destination) == 0)
+				break;
+		if (w == want_n) {
+			snprintf(why, why_len, "an unexpected %.16s mount at %.200s (from %.200s)",
+				 type, dst, *src ? src : "an anonymous volume");
+			return -1;
+		}
+		if (strcmp(type, want[w].type) != 0 || strcmp(src, want[w].source) != 0 ||
+		    rw != want[w].rw || (seen & (1u << w))) {
+			snprintf(why, why_len,
+				 "the mount at %.200s is %.16s from %.200s (%s), not %s from "
+				 "%.200s (%s)",
+				 dst, type, src, rw ? "rw" : "ro", want[w].type, want[w].source,
+				 want[w].rw ? "rw" : "ro");
+			return -1;
+		}
+		seen |= 1u << w;
+	}
+	for (i = 0; i < want_n; i++)
+		if (!(seen & (1u << i))) {
+			snprintf(why, why_len, "the %s mount at %.200s is missing", want[i].type,
+				 want[i].destination);
+			return -1;
+		}
+	return 0;
+}
+
 static int
 check_readback(struct docker *d, const char *id, const sbx_policy *p, long tmo, pid_t *pid_out)
 {
 	_cleanup_json_ json_t *info = NULL;
-	char path[256], why[256];
+	char path[256], why[512];
 	sbx_cgroup_limits lim;
 	json_t *hc, *st;
 	long status = 0;
@@ -497,6 +576,17 @@ check_readback(struct docker *d, const char *id, const sbx_policy *p, long tmo, 
 				      "sandbox %.12s: the engine did not keep network none, a "
 				      "read-only root, or unprivileged mode",
 				      id);
+	{
+		const struct sbx__mount_want want[] = {
+			{"bind", d->init_path, SBX_INIT_MOUNT, 0},
+			{"bind", d->resolv_path, "/etc/resolv.conf", 0},
+		};
+
+		if (sbx__docker_check_mounts(json_object_get(info, "Mounts"), want,
+					     SBX_ARRAY_SIZE(want), why, sizeof(why)) < 0)
+			return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_ENGINE,
+					      "sandbox %.12s was removed: %s", id, why);
+	}
 	*pid_out = (pid_t)json_integer_value(json_object_get(st, "Pid"));
 	rc = sbx__cgroup_read_limits(&lim, "/sys/fs/cgroup", "/proc", *pid_out);
 	if (rc < 0)
@@ -603,6 +693,12 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 				      p->image, p->image);
 	if (rc < 0)
 		return rc;
+	{
+		char why[512];
+
+		if (sbx__docker_check_image_volumes(img, p->image, why, sizeof(why)) < 0)
+			return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_ENGINE, "%s", why);
+	}
 	body = create_body(d, p, session,
 			   time(NULL) + (time_t)(p->timeout_ms[SBX_TIMEOUT_SANDBOX] / 1000 ?: 1));
 	if (!body)
