@@ -44,7 +44,9 @@ extern char **environ;
 #define DOCTOR_RUN_MS 30000u
 #define DOCTOR_LIFETIME_MS 120000u
 #define DOCTOR_NFT_MS 10000
-#define DOCTOR_UID "1000"
+/* Each docker sandbox runs as a uid of its own from this range (engine/docker-int.h). */
+#define DOCTOR_UID_BASE 1500000000ul
+#define DOCTOR_UID_COUNT 65536ul
 #define DENY_ADDR4 "198.51.100.7"
 #define DENY_ADDR6 "2001:db8::7"
 
@@ -288,10 +290,18 @@ static void probe_checks(struct doctor *d, const char *text, struct probe_out *p
 	else
 		check(d, LV_FAIL, "seccomp-mode", "Seccomp is %s inside, not 2 (filter)", v);
 
-	if (strcmp(probe_value(text, "uid", v, sizeof(v)), DOCTOR_UID) == 0)
-		check(d, LV_OK, "uid", "runs as uid " DOCTOR_UID);
-	else
-		check(d, LV_FAIL, "uid", "runs as uid %s, not " DOCTOR_UID, v);
+	{
+		char *uend;
+		unsigned long uid = strtoul(probe_value(text, "uid", v, sizeof(v)), &uend, 10);
+
+		if (*v && !*uend && uid >= DOCTOR_UID_BASE &&
+		    uid - DOCTOR_UID_BASE < DOCTOR_UID_COUNT)
+			check(d, LV_OK, "uid", "runs as uid %s, the sandbox's own", v);
+		else
+			check(d, LV_FAIL, "uid",
+			      "runs as uid %s, not one of the sandbox range %lu+", v,
+			      DOCTOR_UID_BASE);
+	}
 
 	if (strcmp(probe_value(text, "ifaces", v, sizeof(v)), "lo") == 0)
 		check(d, LV_OK, "interfaces", "only lo in /proc/net/dev");

@@ -31,8 +31,9 @@ struct box {
 	 * rules exist on the host for it (netpolicy/). */
 	char session[32];
 	int netpolicy;
-	pid_t pid; /* the init's host pid, for cgroup accounting; 0 if unknown */
-	int dead;  /* killed by the host (deadline or cancel): runs are refused */
+	pid_t pid;    /* the init's host pid, for cgroup accounting; 0 if unknown */
+	unsigned uid; /* the sandbox's own uid and gid */
+	int dead;     /* killed by the host (deadline or cancel): runs are refused */
 	/* The init's run channel (engine/attach.c), held by the creating handle
 	 * only; NULL: runs use docker exec. */
 	struct sbx_chan *chan;
@@ -118,7 +119,25 @@ char *sbx__seccomp_profile_json(void);
 
 /* Where the init is mounted inside every sandbox, read-only. */
 #define SBX_INIT_MOUNT "/.sbx/init"
+/* The image's user (its USER when imported); a sandbox runs as a uid of its own. */
 #define SBX_SANDBOX_USER "1000:1000"
+
+/*
+ * Each live sandbox runs as a uid (and gid) of its own from this range, so
+ * that per-uid kernel counters (RLIMIT_NPROC, inotify instances, mqueue
+ * bytes, pipe pages) are not shared with other sandboxes or host users. The
+ * range lies far above the ids distributions hand out (below 65536) and the
+ * subordinate ranges useradd assigns (from 100000, 65536 each); any id of
+ * it that the host's passwd or group database knows, or that /etc/subuid
+ * or /etc/subgid gives out, is skipped.
+ */
+#define SBX_UID_BASE 1500000000u
+#define SBX_UID_COUNT 65536u
+/* Host state of the docker backend: the uid lock, the sandboxes' disks. */
+#define SBX_RUN_DIR "/run/sandboxio"
+#define SBX_LABEL_UID SBX_LABEL_PREFIX "uid"
+/* Whether uid is one the host uses (passwd, group, subuid, subgid). */
+int sbx__uid_host_taken(unsigned uid, const char *subuid_path, const char *subgid_path);
 
 /* Slack given to the engine past a run's own deadline before the host kills
  * the sandbox itself. */

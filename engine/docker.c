@@ -4,7 +4,7 @@
  * The container's HostConfig is built here from the policy alone, never from
  * caller JSON, so there is no field a caller can slip in. Every sandbox:
  * network none, CapDrop ALL, no-new-privileges, this project's seccomp
- * profile, read-only root, uid 1000, private IPC/PID/cgroup namespaces, caps
+ * profile, read-only root, a uid of its own, private IPC/PID/cgroup namespaces, caps
  * on CPU, memory (swap equal), pids, open files, core dumps and writable
  * space, and the project's init as PID 1 (mounted read-only), which ends the
  * sandbox at its deadline whatever happens to the host process. Create
@@ -22,10 +22,13 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -371,7 +374,7 @@ static json_t *labels_for(
  * tmpfs pages are charged to the sandbox's memory cgroup, so they never
  * touch the host's disk (docs/threat-model.md says what that costs).
  */
-static json_t *tmpfs_for(const sbx_policy *p, int64_t *shm)
+static json_t *tmpfs_for(const sbx_policy *p, unsigned uid, int64_t *shm)
 {
 	int64_t disk = p->limit[SBX_LIMIT_DISK];
 	int64_t tmp = disk / 16, work = disk - 2 * tmp;
@@ -380,8 +383,8 @@ static json_t *tmpfs_for(const sbx_policy *p, int64_t *shm)
 
 	if (tmp < 4096)
 		tmp = 4096;
-	snprintf(wbuf, sizeof(wbuf), "rw,nosuid,nodev,size=%lld,uid=1000,gid=1000,mode=0700",
-		 (long long)work);
+	snprintf(wbuf, sizeof(wbuf), "rw,nosuid,nodev,size=%lld,uid=%u,gid=%u,mode=0700",
+		 (long long)work, uid, uid);
 	snprintf(tbuf, sizeof(tbuf), "rw,nosuid,nodev,noexec,size=%lld,mode=1777", (long long)tmp);
 	/* Fixed places: a working directory elsewhere is only where runs start. */
 	json_object_set_new(t, "/workspace", json_string(wbuf));
@@ -390,13 +393,13 @@ static json_t *tmpfs_for(const sbx_policy *p, int64_t *shm)
 	return t;
 }
 
-static json_t *
-create_body(struct docker *d, const sbx_policy *p, const char *session, time_t deadline)
+static json_t *create_body(
+	struct docker *d, const sbx_policy *p, const char *session, time_t deadline, unsigned uid)
 {
 	_sbx_cleanup_free_ char *profile = sbx__seccomp_profile_json();
 	_sbx_cleanup_free_ char *seccomp = NULL, *bind = NULL, *resolv = NULL;
-	char deadline_s[32];
-	json_t *body, *hc, *env;
+	char deadline_s[32], user[32], home = 0;
+	json_t *body, *hc, *env, *labels;
 	int64_t shm = 0;
 
 	if (!profile || asprintf(&seccomp, "seccomp=%s", profile) < 0 ||
@@ -405,8 +408,21 @@ create_body(struct docker *d, const sbx_policy *p, const char *session, time_t d
 		return NULL;
 	snprintf(deadline_s, sizeof(deadline_s), "%lld", (long long)deadline);
 	env = json_array();
-	for (size_t i = 0; i < p->env_n; i++)
+	for (size_t i = 0; i < p->env_n; i++) {
 		json_array_append_new(env, json_string(p->env[i]));
+		home |= strncmp(p->env[i], "HOME=", 5) == 0;
+	}
+	/* The sandbox's uid has no passwd entry in the image: name its home. */
+	if (!home)
+		json_array_append_new(env, json_string("HOME=/workspace"));
+	snprintf(user, sizeof(user), "%u:%u", uid, uid);
+	labels = labels_for(d, p, session, time(NULL), deadline);
+	if (labels) {
+		char u[16];
+
+		snprintf(u, sizeof(u), "%u", uid);
+		json_object_set_new(labels, SBX_LABEL_UID, json_string(u));
+	}
 	hc = json_pack("{s:s, s:[s], s:[s,s], s:b, s:b, s:s, s:s, s:s,"
 		       " s:I, s:I, s:I, s:I, s:I, s:[{s:s,s:I,s:I},{s:s,s:I,s:I}],"
 		       " s:o, s:[s,s], s:b, s:b, s:{s:s, s:{}}, s:I}",
@@ -419,9 +435,9 @@ create_body(struct docker *d, const sbx_policy *p, const char *session, time_t d
 		       (json_int_t)p->limit[SBX_LIMIT_PIDS], "ShmSize", (json_int_t)0, "Ulimits",
 		       "Name", "nofile", "Soft", (json_int_t)p->limit[SBX_LIMIT_NOFILE], "Hard",
 		       (json_int_t)p->limit[SBX_LIMIT_NOFILE], "Name", "core", "Soft",
-		       (json_int_t)0, "Hard", (json_int_t)0, "Tmpfs", tmpfs_for(p, &shm), "Binds",
-		       bind, resolv, "AutoRemove", 1, "Init", 0, "LogConfig", "Type", "none",
-		       "Config", "OomScoreAdj", (json_int_t)500);
+		       (json_int_t)0, "Hard", (json_int_t)0, "Tmpfs", tmpfs_for(p, uid, &shm),
+		       "Binds", bind, resolv, "AutoRemove", 1, "Init", 0, "LogConfig", "Type",
+		       "none", "Config", "OomScoreAdj", (json_int_t)500);
 	if (!hc)
 		return NULL;
 	json_object_set_new(hc, "ShmSize", json_integer(shm));
@@ -431,11 +447,10 @@ create_body(struct docker *d, const sbx_policy *p, const char *session, time_t d
 	body = json_pack("{s:s, s:[s,s,s,s,s], s:[], s:s, s:s, s:o, s:o, s:b, s:b, s:b, s:b,"
 			 " s:b, s:b, s:b, s:s, s:o}",
 			 "Image", p->image, "Cmd", SBX_INIT_MOUNT, "pid1", "--deadline", deadline_s,
-			 "--channel", "Entrypoint", "User", SBX_SANDBOX_USER, "WorkingDir", "/",
-			 "Env", env, "Labels", labels_for(d, p, session, time(NULL), deadline),
-			 "NetworkDisabled", 1, "AttachStdin", 1, "AttachStdout", 1, "AttachStderr",
-			 1, "OpenStdin", 1, "StdinOnce", 0, "Tty", 0, "StopSignal", "SIGKILL",
-			 "HostConfig", hc);
+			 "--channel", "Entrypoint", "User", user, "WorkingDir", "/", "Env", env,
+			 "Labels", labels, "NetworkDisabled", 1, "AttachStdin", 1, "AttachStdout",
+			 1, "AttachStderr", 1, "OpenStdin", 1, "StdinOnce", 0, "Tty", 0,
+			 "StopSignal", "SIGKILL", "HostConfig", hc);
 	return body;
 }
 
@@ -660,6 +675,115 @@ static long left_ms(uint64_t deadline)
 	return now >= deadline ? 1 : (long)(deadline - now);
 }
 
+/* ===== One uid per live sandbox ===== */
+
+/*
+ * Whether a subordinate-id file (name:start:count per line) gives out id.
+ * Written by hand: shadow's libsubid is not packaged for linking here, and
+ * the format is three fields; a line that does not parse is skipped.
+ */
+static int subid_listed(const char *path, unsigned id)
+{
+	FILE *f = fopen(path, "re");
+	char line[512];
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *c = strchr(line, ':');
+		unsigned long long start, count;
+		char *end;
+
+		if (!c)
+			continue;
+		errno = 0;
+		start = strtoull(c + 1, &end, 10);
+		if (errno || *end != ':')
+			continue;
+		count = strtoull(end + 1, &end, 10);
+		if (errno || (*end && *end != '\n'))
+			continue;
+		found = id >= start && id - start < count;
+	}
+	fclose(f);
+	return found;
+}
+
+int sbx__uid_host_taken(unsigned uid, const char *subuid_path, const char *subgid_path)
+{
+	return getpwuid((uid_t)uid) != NULL || getgrgid((gid_t)uid) != NULL ||
+	       subid_listed(subuid_path, uid) || subid_listed(subgid_path, uid);
+}
+
+/*
+ * Takes the host-wide lock under which a uid is chosen and the container
+ * that carries it in a label is created; returns the locked fd. Threads
+ * and processes alike wait on it (flock holds per open file).
+ */
+static int uid_lock(void)
+{
+	int fd;
+
+	if (mkdir(SBX_RUN_DIR, 0755) < 0 && errno != EEXIST)
+		return sbx__error_os(SBX_EDENIED, errno,
+				     "cannot make %s, where sandbox uids are allocated",
+				     SBX_RUN_DIR);
+	fd = open(SBX_RUN_DIR "/uids.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return sbx__error_os(SBX_EDENIED, errno, "open %s/uids.lock", SBX_RUN_DIR);
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			int e = errno;
+			close(fd);
+			return sbx__error_os(SBX_ERROR, e, "lock %s/uids.lock", SBX_RUN_DIR);
+		}
+	return fd;
+}
+
+/* Chooses a uid that no container of ours carries and the host does not use.
+ * Call under uid_lock(). */
+static int uid_pick(struct docker *d, unsigned *out)
+{
+	_cleanup_json_ json_t *list = NULL;
+	_sbx_cleanup_free_ unsigned char *used = calloc(SBX_UID_COUNT / 8, 1);
+	json_t *c;
+	size_t i;
+	int rc;
+
+	if (!used)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+	rc = sbx__docker_list_ours(d, NULL, 0, &list);
+	if (rc < 0)
+		return sbx__error_wrap("list the sandboxes' uids");
+	json_array_foreach(list, i, c)
+	{
+		const char *v = json_string_value(
+			json_object_get(json_object_get(c, "Labels"), SBX_LABEL_UID));
+		unsigned long u;
+		char *end;
+
+		if (!v)
+			continue;
+		errno = 0;
+		u = strtoul(v, &end, 10);
+		if (errno || *end || u < SBX_UID_BASE || u - SBX_UID_BASE >= SBX_UID_COUNT)
+			continue;
+		used[(u - SBX_UID_BASE) / 8] |= (unsigned char)(1u << ((u - SBX_UID_BASE) % 8));
+	}
+	for (unsigned n = 0; n < SBX_UID_COUNT; n++) {
+		if (used[n / 8] & (1u << (n % 8)))
+			continue;
+		if (sbx__uid_host_taken(SBX_UID_BASE + n, "/etc/subuid", "/etc/subgid"))
+			continue;
+		*out = SBX_UID_BASE + n;
+		return 0;
+	}
+	return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_ENGINE,
+			      "every sandbox uid (%u to %u) is in use", SBX_UID_BASE,
+			      SBX_UID_BASE + SBX_UID_COUNT - 1);
+}
+
 static int
 d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_tier *tier_out)
 {
@@ -675,6 +799,8 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	long status = 0;
 	_sbx_cleanup_(sbx__netpolicy_plan_clear) struct sbx_np_plan plan = {0};
 	pid_t pid = 0;
+	_sbx_cleanup_close_ int lock = -1;
+	unsigned uid = 0;
 	int rc;
 
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
@@ -699,14 +825,23 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 		if (sbx__docker_check_image_volumes(img, p->image, why, sizeof(why)) < 0)
 			return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_ENGINE, "%s", why);
 	}
+	/* From choosing the uid until the container carrying it exists. */
+	lock = uid_lock();
+	if (lock < 0)
+		return lock;
+	rc = uid_pick(d, &uid);
+	if (rc < 0)
+		return rc;
 	body = create_body(d, p, session,
-			   time(NULL) + (time_t)(p->timeout_ms[SBX_TIMEOUT_SANDBOX] / 1000 ?: 1));
+			   time(NULL) + (time_t)(p->timeout_ms[SBX_TIMEOUT_SANDBOX] / 1000 ?: 1),
+			   uid);
 	if (!body)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "build create request");
 	if (p->allow_n && (rc = egress_plan(d, p, &plan, body)) < 0)
 		return rc;
 	snprintf(path, sizeof(path), "/containers/create?name=%s", session);
 	rc = sbx__docker_call(d, "POST", path, body, left_ms(deadline), &status, &resp);
+	close(SBX_STEAL_FD(&lock));
 	if (rc < 0)
 		return sbx__error_wrap("create sandbox");
 	if (!json_is_string(json_object_get(resp, "Id")))
@@ -766,6 +901,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	}
 	b->id = strdup(id);
 	b->pid = pid;
+	b->uid = uid;
 	snprintf(b->session, sizeof(b->session), "%s", session);
 	b->netpolicy = plan.n > 0;
 	if (!b->id) {

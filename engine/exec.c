@@ -130,9 +130,10 @@ static json_t *exec_body(const struct sbx_run_req *req)
 			json_decref(cmd);
 			return NULL;
 		}
-	return json_pack("{s:b,s:b,s:b,s:b,s:o,s:s,s:s,s:b}", "AttachStdin", 1, "AttachStdout", 1,
-			 "AttachStderr", 1, "Tty", 0, "Cmd", cmd, "User", SBX_SANDBOX_USER,
-			 "WorkingDir", "/", "Privileged", 0);
+	/* No User: the exec runs as the container's, the sandbox's own uid. */
+	return json_pack("{s:b,s:b,s:b,s:b,s:o,s:s,s:b}", "AttachStdin", 1, "AttachStdout", 1,
+			 "AttachStderr", 1, "Tty", 0, "Cmd", cmd, "WorkingDir", "/", "Privileged",
+			 0);
 }
 
 /*

@@ -176,7 +176,23 @@ static void test_engine_defaults__inside_no_caps_nnp_seccomp(void **state)
 
 static void test_engine_defaults__non_root_user(void **state)
 {
-	expect_out(state, "id -u; id -g", "1000\n1000\n");
+	struct fx *f = *state;
+	sbx_result *r = run(state, "id -u; id -g");
+	unsigned long uid = 0, gid = 1;
+	char label[16];
+
+	assert_int_equal(r->status, SBX_RUN_EXITED);
+	assert_int_equal(sscanf(r->stdout_data, "%lu\n%lu\n", &uid, &gid), 2);
+	sbx_result_free(r);
+	/* Its own uid and gid, from the sandbox range, named in its label. */
+	assert_int_equal(uid, gid);
+	assert_true(uid >= 1500000000ul && uid < 1500000000ul + 65536);
+	snprintf(label, sizeof(label), "%lu", uid);
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_object_get(json_object_get(f->inspect, "Config"), "Labels"),
+			"io.sandboxio.uid")),
+		label);
 }
 
 static void test_engine_defaults__read_only_root(void **state)
