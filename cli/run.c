@@ -95,7 +95,8 @@ static json_t *limits_hit(unsigned int hit)
 	} names[] = {{SBX_HIT_MEMORY, "memory"},
 		     {SBX_HIT_PIDS, "pids"},
 		     {SBX_HIT_OUTPUT, "output"},
-		     {SBX_HIT_TIMEOUT, "timeout"}};
+		     {SBX_HIT_TIMEOUT, "timeout"},
+		     {SBX_HIT_DISK, "disk"}};
 	json_t *a = json_array();
 
 	for (size_t i = 0; a && i < sizeof(names) / sizeof(names[0]); i++)

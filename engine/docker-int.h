@@ -4,6 +4,7 @@
 #ifndef SBX_ENGINE_DOCKER_INT_H
 #define SBX_ENGINE_DOCKER_INT_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -33,6 +34,7 @@ struct box {
 	int netpolicy;
 	pid_t pid;    /* the init's host pid, for cgroup accounting; 0 if unknown */
 	unsigned uid; /* the sandbox's own uid and gid */
+	int disk;     /* /workspace is a disk of its own on the host (engine/disk.c) */
 	int dead;     /* killed by the host (deadline or cancel): runs are refused */
 	/* The init's run channel (engine/attach.c), held by the creating handle
 	 * only; NULL: runs use docker exec. */
@@ -136,6 +138,26 @@ char *sbx__seccomp_profile_json(void);
 /* Host state of the docker backend: the uid lock, the sandboxes' disks. */
 #define SBX_RUN_DIR "/run/sandboxio"
 #define SBX_LABEL_UID SBX_LABEL_PREFIX "uid"
+#define SBX_LABEL_DISK SBX_LABEL_PREFIX "disk"
+/* Where the sandboxes' disk files live: on the host's disk, never a tmpfs. */
+#define SBX_DISK_DIR "/var/lib/sandboxio/disks"
+
+/* engine/disk.c: /workspace as a filesystem of its own on the host's disk. */
+/* Whether this host can make disks (root, mkfs.ext4, loop devices). */
+int sbx__disk_usable(void);
+/* Makes the session's disk, bytes big, its root owned by uid, and mounts it
+ * where sbx__disk_mount_path says. */
+int sbx__disk_make(const char *session, int64_t bytes, unsigned uid);
+void sbx__disk_mount_path(const char *session, char *mnt, size_t len);
+/* Fails unless the session's disk is mounted (checked before start). */
+int sbx__disk_check_mounted(const char *session);
+/* Unmounts and deletes the session's disk; gone already counts as done. */
+int sbx__disk_remove(const char *session);
+/* Whether the session's disk is full (for limits_hit). */
+int sbx__disk_full(const char *session);
+/* Removes the disks of sessions alive() says are gone (0); returns how many. */
+int sbx__disk_sweep(int (*alive)(const char *session, void *payload), void *payload);
+
 /* Whether uid is one the host uses (passwd, group, subuid, subgid). */
 int sbx__uid_host_taken(unsigned uid, const char *subuid_path, const char *subgid_path);
 

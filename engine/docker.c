@@ -368,33 +368,49 @@ static json_t *labels_for(
 }
 
 /*
- * The writable space is split over the sandbox's tmpfs mounts so that their
- * sizes add up to the disk cap: /workspace 7/8, /tmp 1/16, /dev/shm 1/16.
- * The policy's working directory is where runs start, not a mount.
- * tmpfs pages are charged to the sandbox's memory cgroup, so they never
- * touch the host's disk (docs/threat-model.md says what that costs).
+ * The writable space is split so that the sizes add up to the disk cap:
+ * /workspace 7/8, /tmp 1/16, /dev/shm 1/16. /workspace is a disk of its own
+ * on the host (engine/disk.c) when the host can make one, else a tmpfs like
+ * the others; tmpfs pages are charged to the sandbox's memory cgroup
+ * (docs/threat-model.md says what that costs). The policy's working
+ * directory is where runs start, not a mount.
  */
-static json_t *tmpfs_for(const sbx_policy *p, unsigned uid, int64_t *shm)
+static int64_t tmp_bytes(const sbx_policy *p)
 {
-	int64_t disk = p->limit[SBX_LIMIT_DISK];
-	int64_t tmp = disk / 16, work = disk - 2 * tmp;
+	int64_t tmp = p->limit[SBX_LIMIT_DISK] / 16;
+
+	return tmp < 4096 ? 4096 : tmp;
+}
+
+/* /workspace: the disk cap less /tmp and /dev/shm. */
+static int64_t work_bytes(const sbx_policy *p)
+{
+	return p->limit[SBX_LIMIT_DISK] - 2 * (p->limit[SBX_LIMIT_DISK] / 16);
+}
+
+static json_t *tmpfs_for(const sbx_policy *p, unsigned uid, int disk, int64_t *shm)
+{
+	int64_t tmp = tmp_bytes(p), work = work_bytes(p);
 	char wbuf[160], tbuf[160];
 	json_t *t = json_object();
 
-	if (tmp < 4096)
-		tmp = 4096;
 	snprintf(wbuf, sizeof(wbuf), "rw,nosuid,nodev,size=%lld,uid=%u,gid=%u,mode=0700",
 		 (long long)work, uid, uid);
 	snprintf(tbuf, sizeof(tbuf), "rw,nosuid,nodev,noexec,size=%lld,mode=1777", (long long)tmp);
 	/* Fixed places: a working directory elsewhere is only where runs start. */
-	json_object_set_new(t, "/workspace", json_string(wbuf));
+	if (!disk)
+		json_object_set_new(t, "/workspace", json_string(wbuf));
 	json_object_set_new(t, "/tmp", json_string(tbuf));
 	*shm = tmp;
 	return t;
 }
 
-static json_t *create_body(
-	struct docker *d, const sbx_policy *p, const char *session, time_t deadline, unsigned uid)
+static json_t *create_body(struct docker *d,
+			   const sbx_policy *p,
+			   const char *session,
+			   time_t deadline,
+			   unsigned uid,
+			   int disk)
 {
 	_sbx_cleanup_free_ char *profile = sbx__seccomp_profile_json();
 	_sbx_cleanup_free_ char *seccomp = NULL, *bind = NULL, *resolv = NULL;
@@ -435,11 +451,20 @@ static json_t *create_body(
 		       (json_int_t)p->limit[SBX_LIMIT_PIDS], "ShmSize", (json_int_t)0, "Ulimits",
 		       "Name", "nofile", "Soft", (json_int_t)p->limit[SBX_LIMIT_NOFILE], "Hard",
 		       (json_int_t)p->limit[SBX_LIMIT_NOFILE], "Name", "core", "Soft",
-		       (json_int_t)0, "Hard", (json_int_t)0, "Tmpfs", tmpfs_for(p, uid, &shm),
+		       (json_int_t)0, "Hard", (json_int_t)0, "Tmpfs", tmpfs_for(p, uid, disk, &shm),
 		       "Binds", bind, resolv, "AutoRemove", 1, "Init", 0, "LogConfig", "Type",
 		       "none", "Config", "OomScoreAdj", (json_int_t)500);
 	if (!hc)
 		return NULL;
+	if (disk) {
+		char mnt[256], b[300];
+
+		sbx__disk_mount_path(session, mnt, sizeof(mnt));
+		snprintf(b, sizeof(b), "%s:/workspace:rw", mnt);
+		json_array_append_new(json_object_get(hc, "Binds"), json_string(b));
+		if (labels)
+			json_object_set_new(labels, SBX_LABEL_DISK, json_string("ext4"));
+	}
 	json_object_set_new(hc, "ShmSize", json_integer(shm));
 	if (p->min_tier == SBX_TIER_GVISOR)
 		json_object_set_new(hc, "Runtime", json_string("runsc"));
@@ -560,8 +585,13 @@ int sbx__docker_check_mounts(json_t *mounts,
 	return 0;
 }
 
-static int
-check_readback(struct docker *d, const char *id, const sbx_policy *p, long tmo, pid_t *pid_out)
+static int check_readback(struct docker *d,
+			  const char *id,
+			  const char *session,
+			  int disk,
+			  const sbx_policy *p,
+			  long tmo,
+			  pid_t *pid_out)
 {
 	_cleanup_json_ json_t *info = NULL;
 	char path[256], why[512];
@@ -592,13 +622,16 @@ check_readback(struct docker *d, const char *id, const sbx_policy *p, long tmo, 
 				      "read-only root, or unprivileged mode",
 				      id);
 	{
+		char mnt[256];
 		const struct sbx__mount_want want[] = {
 			{"bind", d->init_path, SBX_INIT_MOUNT, 0},
 			{"bind", d->resolv_path, "/etc/resolv.conf", 0},
+			{"bind", mnt, "/workspace", 1},
 		};
 
+		sbx__disk_mount_path(session, mnt, sizeof(mnt));
 		if (sbx__docker_check_mounts(json_object_get(info, "Mounts"), want,
-					     SBX_ARRAY_SIZE(want), why, sizeof(why)) < 0)
+					     SBX_ARRAY_SIZE(want) - !disk, why, sizeof(why)) < 0)
 			return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_ENGINE,
 					      "sandbox %.12s was removed: %s", id, why);
 	}
@@ -801,6 +834,8 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	pid_t pid = 0;
 	_sbx_cleanup_close_ int lock = -1;
 	unsigned uid = 0;
+	/* gVisor's gofer would serve the bind, but the tier is not measured with it. */
+	int disk = sbx__disk_usable() && p->min_tier != SBX_TIER_GVISOR, disk_made = 0;
 	int rc;
 
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
@@ -834,7 +869,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 		return rc;
 	body = create_body(d, p, session,
 			   time(NULL) + (time_t)(p->timeout_ms[SBX_TIMEOUT_SANDBOX] / 1000 ?: 1),
-			   uid);
+			   uid, disk);
 	if (!body)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "build create request");
 	if (p->allow_n && (rc = egress_plan(d, p, &plan, body)) < 0)
@@ -868,6 +903,18 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 				    all);
 		goto rollback;
 	}
+	if (disk) {
+		/* After the container exists, so the reaper never takes a disk
+		 * whose sandbox is being made for a leftover. */
+		disk_made = 1;
+		rc = sbx__disk_make(session, work_bytes(p), uid);
+		if (rc == 0)
+			rc = sbx__disk_check_mounted(session);
+		if (rc < 0) {
+			sbx__error_wrap("make the sandbox's disk");
+			goto rollback;
+		}
+	}
 	/* Attached before the start, so not a byte of the init's is missed. */
 	sbx__chan_open(d, id, &chan);
 	snprintf(path, sizeof(path), "/containers/%s/start", id);
@@ -876,7 +923,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 		sbx__error_wrap("start sandbox");
 		goto rollback;
 	}
-	rc = check_readback(d, id, p, left_ms(deadline), &pid);
+	rc = check_readback(d, id, session, disk, p, left_ms(deadline), &pid);
 	if (rc < 0)
 		goto rollback;
 	if (plan.n) {
@@ -902,6 +949,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	b->id = strdup(id);
 	b->pid = pid;
 	b->uid = uid;
+	b->disk = disk;
 	snprintf(b->session, sizeof(b->session), "%s", session);
 	b->netpolicy = plan.n > 0;
 	if (!b->id) {
@@ -924,6 +972,8 @@ rollback : {
 	sbx__docker_remove(d, id);
 	if (plan.n)
 		sbx__netpolicy_detach(session);
+	if (disk_made)
+		sbx__disk_remove(session);
 	sbx__error_set(rc, saved.klass, "%s", msg);
 	sbx__error_http(saved.http_status);
 }
@@ -1035,6 +1085,7 @@ d_open_box(void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier 
 	snprintf(b->session, sizeof(b->session), "%s",
 		 json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "session")) ?: "");
 	b->netpolicy = sbx__label_is(labels, SBX_LABEL_PREFIX "netpolicy", "veth");
+	b->disk = sbx__label_is(labels, SBX_LABEL_DISK, "ext4");
 	*box_out = b;
 	*tier_out = strcmp(json_string_value(
 				   json_object_get(json_object_get(info, "HostConfig"), "Runtime"))
@@ -1067,6 +1118,9 @@ static int d_destroy(void *state, void *box)
 	rc = sbx__docker_remove(state, b->id);
 	if (b->netpolicy)
 		rc = egress_detach(b->session, rc);
+	/* Only once the container is gone: then nothing holds the disk. */
+	if (b->disk && rc == 0)
+		rc = sbx__disk_remove(b->session);
 	d_release(state, b);
 	return rc;
 }
@@ -1095,7 +1149,13 @@ static int d_kill(void *state, void *box)
 
 static int d_run(void *state, void *box, const struct sbx_run_req *req, sbx_result *res)
 {
-	return sbx__docker_run(state, box, req, res);
+	struct box *b = box;
+	int rc = sbx__docker_run(state, box, req, res);
+
+	/* The disk is the witness: full when the run ended. */
+	if (rc == 0 && b->disk && sbx__disk_full(b->session))
+		res->limits_hit |= SBX_HIT_DISK;
+	return rc;
 }
 
 /* ===== Listing and images ===== */

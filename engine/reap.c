@@ -55,6 +55,17 @@ static int session_alive(const char *session, void *payload)
 	return rc == 0 ? 1 : rc == SBX_ENOTFOUND ? 0 : -1;
 }
 
+/* A removed sandbox's disk goes with it. */
+static void reap_disk(json_t *labels)
+{
+	const char *session =
+		json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "session"));
+
+	if (session && sbx__label_is(labels, SBX_LABEL_DISK, "ext4") &&
+	    sbx__disk_remove(session) < 0)
+		sbx__error_clear();
+}
+
 int sbx__docker_reap(struct docker *d,
 		     const char *tenant,
 		     int dry_run,
@@ -100,6 +111,7 @@ int sbx__docker_reap(struct docker *d,
 				    sbx__netpolicy_detach(json_string_value(json_object_get(
 					    labels, SBX_LABEL_PREFIX "session"))) < 0)
 					sbx__error_clear();
+				reap_disk(labels);
 				info.removed = 1;
 				count++;
 			} else {
@@ -116,5 +128,9 @@ int sbx__docker_reap(struct docker *d,
 	/* What sandboxes that are gone left on the host (links, rules). */
 	if (!dry_run && sbx__netpolicy_sweep(session_alive, d) < 0)
 		sbx__error_clear();
+	/* Disks of sandboxes that are gone (ended at their deadline, or their
+	 * creator died between making the disk and the container's removal). */
+	if (!dry_run)
+		(void)sbx__disk_sweep(session_alive, d);
 	return count;
 }

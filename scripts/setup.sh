@@ -17,7 +17,7 @@ PKGS="build-essential pkg-config git ca-certificates clang-format
 libcurl4-openssl-dev libjansson-dev libcmocka-dev libmicrohttpd-dev libnghttp2-dev
 libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler
 libnl-3-dev libnl-route-3-dev libnftables-dev libseccomp-dev libcap-dev
-docker.io mmdebstrap iproute2 nftables util-linux procps curl
+docker.io mmdebstrap iproute2 nftables util-linux procps curl e2fsprogs
 python3 python3-docker python3-grpcio python3-protobuf
 hyperfine crun stress-ng"
 

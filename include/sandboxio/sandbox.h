@@ -292,6 +292,7 @@ typedef struct {
 #define SBX_HIT_PIDS 2u	   /* a fork or thread creation was refused by the pids cap */
 #define SBX_HIT_OUTPUT 4u  /* output past the cap was dropped */
 #define SBX_HIT_TIMEOUT 8u /* the deadline passed */
+#define SBX_HIT_DISK 16u   /* the writable space was full when the run ended */
 
 /** Frees a result. ^NULL is a harmless no-op. */
 SBX_EXTERN void sbx_result_free(sbx_result *r);

@@ -138,8 +138,17 @@ static long long tmpfs_size(json_t *j, const char *mount)
 	json_t *t = json_object_get(json_object_get(j, "HostConfig"), "Tmpfs");
 	const char *opts = json_string_value(json_object_get(t, mount));
 	const char *sz = opts ? strstr(opts, "size=") : NULL;
+	const char *session = json_string_value(json_object_get(
+		json_object_get(json_object_get(j, "Config"), "Labels"), "io.sandboxio.session"));
+	char path[256];
+	struct stat st;
 
-	return sz ? atoll(sz + 5) : -1;
+	if (sz)
+		return atoll(sz + 5);
+	/* /workspace as a disk of its own (engine/disk.c): the size of its file. */
+	snprintf(path, sizeof(path), "/var/lib/sandboxio/disks/%s.img", session ? session : "");
+	return strcmp(mount, "/workspace") == 0 && stat(path, &st) == 0 ? (long long)st.st_size
+									: -1;
 }
 
 static int setup(void **state)
