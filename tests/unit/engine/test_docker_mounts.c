@@ -99,7 +99,8 @@ static void test_docker_mounts__wrong_source_or_mode_refused(void **state)
 			 -1);
 	assert_non_null(strstr(why, "/home"));
 	/* /workspace as a volume. */
-	assert_int_equal(check("[" INIT_M "," RESOLV_M ",{\"Type\":\"volume\",\"Source\":\"/var/lib/"
+	assert_int_equal(check("[" INIT_M "," RESOLV_M
+			       ",{\"Type\":\"volume\",\"Source\":\"/var/lib/"
 			       "docker/volumes/x/_data\",\"Destination\":\"/workspace\",\"RW\":"
 			       "true}]",
 			       why, sizeof(why)),
@@ -126,7 +127,8 @@ static void test_docker_mounts__image_volumes_refused(void **state)
 	json_t *img;
 
 	(void)state;
-	img = json_loads("{\"Config\":{\"Volumes\":{\"/data\":{}},\"User\":\"1000:1000\"}}", 0, NULL);
+	img = json_loads("{\"Config\":{\"Volumes\":{\"/data\":{}},\"User\":\"1000:1000\"}}", 0,
+			 NULL);
 	assert_int_equal(sbx__docker_check_image_volumes(img, "local/vol:1", why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "/data"));
 	assert_non_null(strstr(why, "local/vol:1"));
