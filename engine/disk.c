@@ -97,8 +97,8 @@ static int run_mkfs(const char *img, unsigned uid)
 	/* No journal: the filesystem dies with the sandbox. No reserved blocks. */
 	snprintf(owner, sizeof(owner), "root_owner=%u:%u,nodiscard", uid, uid);
 	{
-		const char *argv[] = {mkfs, "-q", "-F", "-m", "0", "-O", "^has_journal",
-				      "-E", owner, img,	 NULL};
+		const char *argv[] = {mkfs,	      "-q", "-F",  "-m", "0", "-O",
+				      "^has_journal", "-E", owner, img,	 NULL};
 
 		if (pipe2(pfd, O_CLOEXEC) < 0)
 			return sbx__error_os(SBX_ERROR, errno, "pipe");

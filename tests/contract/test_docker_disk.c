@@ -39,9 +39,9 @@ static const char *session_of(const char *id, char *out, size_t n)
 	info = t_engine_get(path, &st);
 	assert_int_equal(st, 200);
 	snprintf(out, n, "%s",
-		 json_string_value(json_object_get(
-			 json_object_get(json_object_get(info, "Config"), "Labels"),
-			 "io.sandboxio.session")));
+		 json_string_value(
+			 json_object_get(json_object_get(json_object_get(info, "Config"), "Labels"),
+					 "io.sandboxio.session")));
 	json_decref(info);
 	assert_true(strncmp(out, "sbx-", 4) == 0);
 	return out;
