@@ -25,13 +25,14 @@
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -751,26 +752,43 @@ int sbx__uid_host_taken(unsigned uid, const char *subuid_path, const char *subgi
 
 /*
  * Takes the host-wide lock under which a uid is chosen and the container
- * that carries it in a label is created; returns the locked fd. Threads
- * and processes alike wait on it (flock holds per open file).
+ * that carries it in a label is created; returns the fd that holds it.
+ *
+ * The lock is a bound name in the abstract unix socket namespace, not a
+ * file: any caller of the Engine, root or a user of the docker group, can
+ * take it without a directory of its own, and the kernel releases it when
+ * the holder's process ends however it ends. Threads and processes alike
+ * wait for it. It is shared within one network namespace: creators in
+ * different ones do not exclude each other (docs/threat-model.md).
  */
-static int uid_lock(void)
+static int uid_lock(uint64_t deadline)
 {
-	int fd;
+	static const char name[] = "\0sandboxio/uid-allocation";
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + sizeof(name) - 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	unsigned wait_us = 1000;
 
-	if (mkdir(SBX_RUN_DIR, 0755) < 0 && errno != EEXIST)
-		return sbx__error_os(SBX_EDENIED, errno,
-				     "cannot make %s, where sandbox uids are allocated",
-				     SBX_RUN_DIR);
-	fd = open(SBX_RUN_DIR "/uids.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
-		return sbx__error_os(SBX_EDENIED, errno, "open %s/uids.lock", SBX_RUN_DIR);
-	while (flock(fd, LOCK_EX) < 0)
-		if (errno != EINTR) {
-			int e = errno;
+		return sbx__error_os(SBX_ERROR, errno, "socket for the uid lock");
+	memcpy(sa.sun_path, name, sizeof(name) - 1);
+	while (bind(fd, (struct sockaddr *)&sa, len) < 0) {
+		int e = errno;
+
+		if (e != EADDRINUSE) {
 			close(fd);
-			return sbx__error_os(SBX_ERROR, e, "lock %s/uids.lock", SBX_RUN_DIR);
+			return sbx__error_os(SBX_ERROR, e, "take the uid lock");
 		}
+		if (sbx__mono_ms() >= deadline) {
+			close(fd);
+			return sbx__error_set(SBX_ETIMEOUT, SBX_ERRCLASS_ENGINE,
+					      "create: the create deadline passed while waiting "
+					      "for another create to choose its uid");
+		}
+		usleep(wait_us);
+		if (wait_us < 32000)
+			wait_us *= 2;
+	}
 	return fd;
 }
 
@@ -861,7 +879,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 			return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_ENGINE, "%s", why);
 	}
 	/* From choosing the uid until the container carrying it exists. */
-	lock = uid_lock();
+	lock = uid_lock(deadline);
 	if (lock < 0)
 		return lock;
 	rc = uid_pick(d, &uid);

@@ -821,6 +821,41 @@ gone=$([ -z "$left" ] && echo 0 || echo 1)
 	ok "SIGINT while output streams to a pipe: 130, nothing left" ||
 	bad "SIGINT streaming" "streamed=$streamed gone=$gone"
 
+# --- a caller that is not root ---
+
+# A user of the docker group (here: nobody, with the socket's group and no
+# other) creates sandboxes too: choosing a uid takes no file that only root
+# could make. Three at once, so that they may contend for the uid lock.
+sock_gid=$(stat -c %g /var/run/docker.sock 2>/dev/null || echo 0)
+if [ "$(id -u)" -eq 0 ] && [ "$sock_gid" != 0 ]; then
+	new_tenant nonroot
+	TN=$tenant
+	# The binaries, where that user may run them (a checkout may sit in a
+	# folder only root can enter).
+	bin=$(mktemp -d /tmp/sbx-nonroot.XXXXXX)
+	chmod 0755 "$bin"
+	cp "$CLI" "$SANDBOXIO_INIT" "$(dirname "$SANDBOXIO_INIT")/sbx-resolv.conf" "$bin/"
+	pids=""
+	for k in 1 2 3; do
+		(cd / && exec setpriv --reuid=65534 --regid="$sock_gid" --clear-groups \
+			env SANDBOXIO_INIT="$bin/sbx-init" "$bin/$(basename "$CLI")" run --tenant "$TN" -- id -u) \
+			>"$work/nonroot.$k" 2>"$work/nonroot.$k.err" &
+		pids="$pids $!"
+	done
+	fails=0
+	for p in $pids; do wait "$p" || fails=$((fails + 1)); done
+	cat "$work"/nonroot.[123] >"$work/out"
+	cat "$work"/nonroot.[123].err >"$work/err"
+	rc=$fails
+	[ $fails -eq 0 ] && [ "$(grep -c '^15[0-9]*$' "$work/out")" -eq 3 ] &&
+		[ -z "$(tenant_containers "$TN")" ] &&
+		ok "three runs at once by a docker-group user: each under a sandbox uid, nothing left" ||
+		bad "non-root runs" "failed=$fails"
+	rm -rf "$bin"
+else
+	echo "skip the non-root case: it needs root to drop to, and a docker group on the socket"
+fi
+
 # --- doctor ---
 
 cli doctor
