@@ -13,6 +13,7 @@
 # tests/sdk/node_modules (npm install --no-save in tests/sdk).
 set -eu
 cd "$(dirname "$0")/.."
+. "${root:-.}/tests/sdk/node-env.sh"
 RUNS=${RUNS:-10}
 out=$(mktemp -d)
 pids=""

@@ -27,6 +27,7 @@
 # Prints medians and ratios (sandboxio / peer); lower is better for sandboxio.
 set -eu
 cd "$(dirname "$0")/.."
+. "${root:-.}/tests/sdk/node-env.sh"
 RUNS=${RUNS:-10}
 N=${N:-100}
 out=$(mktemp -d)

