@@ -132,7 +132,9 @@ start() {
 	local id=$1 tok=$2 req=$3
 	shift 3
 	"$PY" "$work/h.py" enc "$req" >"$work/req.bin"
-	status=$(curl -s -o "$work/stream" -w '%{http_code}' -H "E2b-Sandbox-Id: $id" \
+	# --no-buffer: each frame reaches the file as it arrives, for the
+	# cases that watch a stream while it runs.
+	status=$(curl -s --no-buffer -o "$work/stream" -w '%{http_code}' -H "E2b-Sandbox-Id: $id" \
 		-H "X-Access-Token: $tok" -H 'Content-Type: application/connect+json' \
 		-H 'Connect-Protocol-Version: 1' "$@" --data-binary @"$work/req.bin" \
 		"$URL/process.Process/Start")
