@@ -5,7 +5,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-PKGS="build-essential pkg-config clang-format libcurl4-openssl-dev libjansson-dev
+PKGS="build-essential pkg-config clang-format clang libclang-rt-14-dev libcurl4-openssl-dev libjansson-dev
 libcmocka-dev libmicrohttpd-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler
 libnl-3-dev libnl-route-3-dev libnftables-dev libseccomp-dev libcap-dev
 docker.io mmdebstrap iproute2 nftables python3 python3-docker curl
