@@ -207,16 +207,16 @@ FUZZ_SMOKE_LEN_http := 4096
 build/fuzz/obj/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $< (fuzz)")
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 build/fuzz/obj/gen/%.o: build/gen/%.c | $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 build/fuzz/libsbx-fuzz.a: $(FUZZ_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libsbx-fuzz.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Itests -o $@ $< $(FUZZ_EXTRA_$*) \
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -MMD -MP -MF $@.d -Itests -o $@ $< $(FUZZ_EXTRA_$*) \
 		build/fuzz/libsbx-fuzz.a $(LIBS) $(shell pkg-config --libs libmicrohttpd)
 build/fuzz/make_seeds: tests/fuzz/make_seeds.c util/frame.c
 	@mkdir -p $(dir $@)
