@@ -4,18 +4,23 @@
  * container inspect read back after a start (check_readback()), the
  * inspect and labels a sandbox is reopened from (d_open_box()), the
  * container list (d_list()) and the reaper's reading of each container's
- * labels and owner (sbx__docker_reap(), dry run), through
- * sbx__docker_call()'s JSON decoding.
+ * labels and owner (sbx__docker_reap(), dry run), exec inspect's exit code
+ * (exec_exit_code()) and the daemon's /info (refuse_debug_daemon()), in
+ * engine/exec.c, all through sbx__docker_call()'s JSON decoding; and the
+ * Engine's multiplexed stream of a docker exec with the init's frames in
+ * it (demux() in engine/exec.c).
  *
- * docker.c is included so that its static readers are reached without
- * changing it. The input's first byte chooses the reader; the rest is the
- * JSON body of a 200 answer, served over a unix socket in a temporary
- * directory (sock_server.h). check_readback() reads the host's own cgroup
- * files for the pid the answer names (read only). The create answer's
- * Warnings and exec inspect are read inline in d_create() and engine/exec.c
- * between other Engine calls and host changes, and are not reached here.
+ * docker.c and exec.c are included so that their static readers are
+ * reached without changing them. The input's first byte chooses the
+ * reader; the rest is the JSON body of a 200 answer, served over a unix
+ * socket in a temporary directory (sock_server.h), or the exec stream, cut
+ * into reads of a size the first byte also chooses. check_readback() reads
+ * the host's own cgroup files for the pid the answer names (read only).
+ * The create answer's Warnings are read inline in d_create() between
+ * other Engine calls and host changes, and are not reached here.
  */
 #include "engine/docker.c"
+#include "engine/exec.c"
 #include "sock_server.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -39,6 +44,46 @@ static int reap_cb(const sbx_reap_info *info, void *arg)
 	return 0;
 }
 
+static int exec_sink(void *arg, int stream, const void *p, size_t n)
+{
+	(void)arg;
+	if ((stream != SBX_STREAM_STDOUT && stream != SBX_STREAM_STDERR) || (n && !p))
+		abort();
+	return 0;
+}
+
+/* A docker exec's stream, as sbx__docker_exec() reads it. Invariants: the
+ * init's diagnostics stay within their cap, and an exit taken is valid. */
+static void exec_stream(const uint8_t *p, size_t n, size_t chunk)
+{
+	struct sbx_run_req req = {.sink = exec_sink};
+	struct run_io *io = calloc(1, sizeof(*io));
+
+	if (!io)
+		abort();
+	io->req = &req;
+	io->diag.cap = INIT_DIAG_MAX;
+	sbx__frame_decoder_init(&io->dec);
+	for (size_t off = 0; off < n;) {
+		size_t k = n - off < chunk ? n - off : chunk;
+
+		if (demux(io, p + off, k) != 0)
+			break;
+		if (io->diag.len > INIT_DIAG_MAX)
+			abort();
+		off += k;
+	}
+	if (io->have_exit) {
+		unsigned char e[SBX_FRAME_EXIT_LEN];
+
+		sbx__frame_exit_encode(e, &io->exit);
+		if (sbx__frame_exit_decode(NULL, e, sizeof(e)) != 0)
+			abort();
+	}
+	sbx__buf_clear(&io->diag);
+	free(io);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	sbx_policy *p = NULL;
@@ -54,6 +99,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size < 1 || size - 1 > sizeof(answer) - 256)
 		return 0;
+	if (data[0] % 7 == 6) {
+		exec_stream(data + 1, size - 1, (size_t)(data[0] >> 3) * 13 + 1);
+		return 0;
+	}
 	hl = snprintf((char *)answer, 256,
 		      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
 		      "Content-Length: %zu\r\n\r\n",
@@ -63,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz_srv_answer(answer, n);
 	if (sbx_policy_new(&p) < 0)
 		abort();
-	switch (data[0] & 3) {
+	switch (data[0] % 7) {
 	case 0: {
 		pid_t pid = 0;
 
@@ -82,11 +131,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	}
 	case 2:
-		(void)d_list(&dk, data[0] & 4 ? "t1" : NULL, list_cb, NULL);
+		(void)d_list(&dk, data[0] & 0x10 ? "t1" : NULL, list_cb, NULL);
+		break;
+	case 3:
+		(void)sbx__docker_reap(&dk, data[0] & 0x10 ? "t1" : NULL, 1, (data[0] & 0x20) != 0,
+				       reap_cb, NULL);
+		break;
+	case 4:
+		(void)exec_exit_code(&dk, "0123456789ab");
 		break;
 	default:
-		(void)sbx__docker_reap(&dk, data[0] & 4 ? "t1" : NULL, 1, (data[0] & 8) != 0,
-				       reap_cb, NULL);
+		(void)refuse_debug_daemon(&dk);
 		break;
 	}
 	sbx_policy_free(p);
