@@ -4,11 +4,16 @@
  * remote/e2b/connect.c, each envelope's JSON event and its base64 output,
  * on_frame() in remote/e2b/e2b.c), the control plane's error answers
  * (sbx__e2b_status_error() in remote/e2b/rest.c, with the sanitizer and
- * the scrubbing of the key and the token) and its sandbox description
- * (check_readback() and the RFC 3339 times of remote/e2b/e2b.c).
+ * the scrubbing of the key and the token), its answers' headers
+ * (X-Next-Token, Sandboxio-Tier: on_header() in rest.c), and its sandbox
+ * descriptions (check_readback(), the RFC 3339 times, and the list and
+ * reaper's reading of each listed sandbox, list_one() and reap_one(), in
+ * remote/e2b/e2b.c).
  *
- * e2b.c is included so that its static readers are reached without
- * changing it; nothing here opens a connection.
+ * e2b.c and rest.c are included so that their static readers are reached
+ * without changing them; nothing here opens a connection. The JSON
+ * decoding of a control plane answer (sbx__e2b_api()) is jansson's, inline
+ * after the transfer: the readers above take its result.
  *
  * The first byte chooses the reader and how the stream is cut into reads.
  * Invariants besides the sanitizers': a decoder error is sticky, output
@@ -16,6 +21,7 @@
  * API key (nor, from envd, the envd token) whole.
  */
 #include "remote/e2b/e2b.c"
+#include "remote/e2b/rest.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -89,6 +95,43 @@ static void status_error(const uint8_t *data, size_t size, long status)
 	sbx__buf_clear(&rs.body);
 }
 
+static int list_cb(const sbx_sandbox_info *info, void *arg)
+{
+	(void)arg;
+	if (!sbx__e2b_valid_id(info->id) || !info->tenant || !info->image || !info->state ||
+	    info->created < 0)
+		abort();
+	return 0;
+}
+
+/* Header lines as libcurl hands them to on_header(), each with its CRLF. */
+static void headers(const uint8_t *p, size_t n)
+{
+	struct e2b_resp rs = {0};
+
+	while (n) {
+		const uint8_t *nl = memchr(p, '\n', n);
+		size_t len = nl ? (size_t)(nl - p) + 1 : n;
+		char *line = malloc(len);
+
+		if (!line)
+			abort();
+		memcpy(line, p, len);
+		if (on_header(line, 1, len, &rs) != len)
+			abort();
+		free(line);
+		if (!memchr(rs.next_token, '\0', sizeof(rs.next_token)) ||
+		    !memchr(rs.tier, '\0', sizeof(rs.tier)))
+			abort();
+		for (const char *c = rs.next_token; *c; c++)
+			if (!isprint((unsigned char)*c))
+				abort();
+		p += len;
+		n -= len;
+	}
+	(void)tier_of(rs.tier, &(sbx_tier){0});
+}
+
 static void describe(const uint8_t *data, size_t size)
 {
 	json_t *d = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
@@ -102,6 +145,26 @@ static void describe(const uint8_t *data, size_t size)
 	(void)parse_rfc3339(json_string_value(json_object_get(d, "startedAt")));
 	(void)parse_rfc3339(json_string_value(json_object_get(d, "endAt")));
 	(void)is_ours(json_object_get(d, "metadata"));
+	{
+		struct e2b e = {.api_key = (char *)KEY};
+		struct list_ctx lc = {.tenant = NULL, .cb = list_cb};
+		struct reap_ctx rc = {.e = &e, .tenant = "t1", .only_local = 1};
+		json_t *item;
+		size_t i;
+
+		snprintf(e.self.host, sizeof(e.self.host), "fuzzhost");
+		if (json_is_array(d)) {
+			json_array_foreach(d, i, item)
+			{
+				(void)list_one(item, &lc);
+				(void)reap_one(item, &rc);
+			}
+		} else {
+			(void)list_one(d, &lc);
+			(void)reap_one(d, &rc);
+		}
+		free(rc.v);
+	}
 	sbx_policy_free(p);
 	json_decref(d);
 }
@@ -119,7 +182,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		status_error(data + 1, size - 1, 400 + (long)(data[0] >> 2) * 3);
 		break;
 	default:
-		describe(data + 1, size - 1);
+		if (data[0] & 4)
+			headers(data + 1, size - 1);
+		else
+			describe(data + 1, size - 1);
 		break;
 	}
 	sbx__error_clear();
