@@ -183,8 +183,8 @@ bench: all
 # coverage and ASan+UBSan into build/fuzz/, and each target links what it
 # uses of it. `make fuzz` runs each for FUZZ_TIME seconds from its committed
 # corpus (tests/fuzz/corpus/<name>/); `make fuzz-smoke` (part of check)
-# replays every corpus and every tests/fuzz/regress/<name>-* input and then
-# runs a fixed number of new executions, failing on any crash.
+# replays every tests/fuzz/regress/<name>-* input, then each corpus and on to
+# FUZZ_RUNS executions in all with a fixed seed, failing on any crash.
 FUZZ_TIME ?= 20
 FUZZ_RUNS ?= 2000
 FUZZ_CC ?= clang
