@@ -5,14 +5,15 @@
  * sbx__cgroup_read_usage(), then sbx__cgroup_check() on what was read.
  *
  * The input is written into a fixture tree under a temporary directory
- * (made once per process): its first byte chooses a pure v2 host
- * (<root>/cgroup.controllers) or a hybrid one (<root>/unified), the rest is
- * cut at each "||" into the files below, in that order, for the cgroup
- * /docker/fz; a file with no section is absent. A host's files are what
+ * (made once per process, removed at exit): its first byte chooses a pure
+ * v2 host (<root>/cgroup.controllers) or a hybrid one (<root>/unified), the
+ * rest is cut at each "||" into the files below, in that order, for the
+ * cgroup /docker/fz; a file with no section is absent. A host's files are what
  * the kernel writes, but the container's owner can write some of them
  * (its cgroup namespace), hence the fuzzing.
  */
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +58,20 @@ static const char *const files[] = {
 #define NFILES (sizeof(files) / sizeof(files[0]))
 
 static char top[64];
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void cleanup(void)
+{
+	nftw(top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 static void mkdirs(const char *path)
 {
@@ -108,6 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 		if (!mkdtemp(top))
 			abort();
+		atexit(cleanup);
 	}
 	if (size < 1)
 		return 0;

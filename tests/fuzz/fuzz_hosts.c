@@ -5,9 +5,9 @@
  * as the backend's hosts file.
  *
  * The first byte chooses whether IPv6 can be enforced; the rest is written
- * to a temporary file (made once per process) as the hosts file, and two
- * names are planned from it: "api.example.com" (port 443) and
- * "pkg.example.org". Invariants besides the sanitizers': a plan opens only
+ * to a temporary file (made once per process, removed at exit) as the
+ * hosts file, and two names are planned from it: "api.example.com" (port
+ * 443) and "pkg.example.org". Invariants besides the sanitizers': a plan opens only
  * routable addresses that are not this host's own (198.51.100.1 here), and
  * IPv6 only when it can be enforced; it pins only the names asked.
  */
@@ -27,6 +27,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char file[64];
 
+static void cleanup(void)
+{
+	unlink(file);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sbx_host_addr self = {.family = AF_INET};
@@ -44,6 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (fd < 0)
 			abort();
 		close(fd);
+		atexit(cleanup);
 	}
 	if (size < 1)
 		return 0;

@@ -5,11 +5,12 @@
  * server's side of the stream, and is read until the client closes it, so
  * the client sees exactly those bytes as the Engine's answer. The socket
  * lives in a private temporary directory made once per process; nothing
- * leaves the machine.
+ * leaves the machine, and the directory is removed at exit.
  */
 #ifndef SBX_FUZZ_SOCK_SERVER_H
 #define SBX_FUZZ_SOCK_SERVER_H
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,6 +64,20 @@ static void *fz_srv_main(void *arg)
 	return NULL;
 }
 
+/* Removes the directory and the files in it (the socket, a target's own). */
+static void fz_srv_cleanup(void)
+{
+	DIR *d = opendir(fz_srv.dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			unlinkat(dirfd(d), e->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(fz_srv.dir);
+}
+
 /* Starts the server once; returns the socket's path. */
 static const char *fz_srv_start(void)
 {
@@ -82,6 +97,7 @@ static const char *fz_srv_start(void)
 	    listen(fz_srv.lfd, 8) < 0 || pthread_create(&t, NULL, fz_srv_main, NULL) != 0)
 		abort();
 	pthread_detach(t);
+	atexit(fz_srv_cleanup);
 	return fz_srv.path;
 }
 
