@@ -8,12 +8,13 @@ cd "$(dirname "$0")/.."
 # Every package that the build, a test, a fake, an SDK proof or a benchmark
 # uses, named here because --no-install-recommends brings nothing else:
 # libprotobuf-dev has the well-known .proto files (google/protobuf/empty.proto)
-# that the Modal double compiles; git lists the files for the format check;
+# that the Modal double compiles; clang and libclang-rt-14-dev build the
+# fuzz targets (libFuzzer); git lists the files for the format check;
 # hyperfine and crun are the benchmarks' peers; stress-ng loads the CPUs for
 # the README's run under load. Node.js and npm (for the official SDKs) are
 # installed below only when missing, since a Node.js from elsewhere may
 # already provide npm.
-PKGS="build-essential pkg-config git ca-certificates clang-format
+PKGS="build-essential pkg-config git ca-certificates clang-format clang libclang-rt-14-dev
 libcurl4-openssl-dev libjansson-dev libcmocka-dev libmicrohttpd-dev libnghttp2-dev
 libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler
 libnl-3-dev libnl-route-3-dev libnftables-dev libseccomp-dev libcap-dev

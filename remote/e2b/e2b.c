@@ -605,7 +605,8 @@ static int check_readback(const char *id, const char *tpl, const sbx_policy *p, 
 				      cpu < 0	? "cpuCount"
 				      : mem < 0 ? "memoryMB"
 						: "diskSizeMB");
-	if (cpu * 1000 > pcpu)
+	/* cpu * 1000 > pcpu, without overflowing for any count E2B reports. */
+	if (cpu > pcpu / 1000)
 		return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_REMOTE,
 				      "e2b: template '%s' gives %lld CPU%s, the policy caps "
 				      "%lld.%03lld; raise the policy's cpu or use a template that "

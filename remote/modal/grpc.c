@@ -401,6 +401,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
 		take = c->need - c->msg_got;
 		if (take > len - off)
 			take = len - off;
+		if (take == 0)
+			break; /* the read ended with the prefix: no buffer yet */
 		if (c->msg_got + take > c->msg_alloc) {
 			/* Grow with what arrives, never to the declared size up front. */
 			size_t want = c->msg_alloc ? c->msg_alloc * 2 : 4096;

@@ -1,7 +1,8 @@
 /*
- * tests/fuzz/make_seeds.c: writes a few well-formed streams for both fuzz
- * targets into DIR/host and DIR/init, so that fuzzing starts from inputs
- * that get past the first checks.
+ * tests/fuzz/make_seeds.c: writes a few well-formed streams of the run
+ * channel and of a docker exec into DIR/host, DIR/init and DIR/docker, so
+ * that fuzzing starts from inputs that get past the first checks (they
+ * seeded tests/fuzz/corpus/).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,26 @@ static void chan(int type, unsigned int id, const void *p, size_t n, int mux)
 	raw(p, n);
 }
 
+/* A frame of `sbx-init run`'s single-run stream, in the Engine's stdout. */
+static void single(int type, const void *p, size_t n)
+{
+	size_t m = SBX_FRAME_HDR + n;
+	unsigned char mh[8] = {1,
+			       0,
+			       0,
+			       0,
+			       (unsigned char)(m >> 24),
+			       (unsigned char)(m >> 16),
+			       (unsigned char)(m >> 8),
+			       (unsigned char)m};
+	unsigned char h[SBX_FRAME_HDR];
+
+	raw(mh, 8);
+	sbx__frame_header(h, type, (uint32_t)n);
+	raw(h, sizeof(h));
+	raw(p, n);
+}
+
 static void save(const char *dir, const char *name)
 {
 	char path[512];
@@ -59,15 +80,17 @@ int main(int argc, char **argv)
 	struct sbx_frame_exit ex = {.status = SBX_FRAME_ST_EXITED, .code = 3};
 	struct sbx_chan_open op = {0, 2, 1, 14, 5000};
 	unsigned char p[64], credit[4];
-	char host[400], init[400];
+	char host[400], init[400], docker[400];
 
 	if (argc != 2)
 		return 2;
 	snprintf(host, sizeof(host), "%s/host", argv[1]);
 	snprintf(init, sizeof(init), "%s/init", argv[1]);
+	snprintf(docker, sizeof(docker), "%s/docker", argv[1]);
 	mkdir(argv[1], 0755);
 	mkdir(host, 0755);
 	mkdir(init, 0755);
+	mkdir(docker, 0755);
 
 	/* host: run id 1, 4 KiB of stdin sent, no cancel, reads of 64, a run in flight */
 	raw((const unsigned char[]){0, 1, 4, 0, 63, 1}, 6);
@@ -94,5 +117,15 @@ int main(int argc, char **argv)
 	raw((const unsigned char[]){0xFF, 2, 1}, 3);
 	raw("/w\0sh\0-c\0A=1", 14);
 	save(init, "split");
+
+	/* docker: a docker exec's stream (reads of 92): output, diagnostics, exit */
+	raw((const unsigned char[]){0x3e}, 1);
+	single(SBX_FRAME_STDOUT, "hello\n", 6);
+	raw((const unsigned char[]){2, 0, 0, 0, 0, 0, 0, 5}, 8);
+	raw("diag\n", 5);
+	single(SBX_FRAME_STDERR, "err", 3);
+	sbx__frame_exit_encode(p, &ex);
+	single(SBX_FRAME_EXIT, p, SBX_FRAME_EXIT_LEN);
+	save(docker, "exec");
 	return 0;
 }

@@ -1,0 +1,188 @@
+/*
+ * tests/fuzz/fuzz_serve.c: libFuzzer target for the parsers of the CLI's
+ * E2B-compatible server (cli/serve-*.c) that take a client's bytes, each
+ * the lowest function that does: the NewSandbox body (parse_create(), and
+ * its network rules, e2b_parse_network()), the metadata filter's query and
+ * its percent-decoding (parse_metadata_filter(), pct_decode()), the list
+ * cursor (parse_token()), RFC 3339 times (parse_rfc3339(), with the round
+ * trip of rfc3339()), the process Start request (parse_start()), the
+ * process selector (parse_selector()), Connect-Timeout-Ms
+ * (parse_timeout_header()), envd paths (e2b_map_path()) and multipart
+ * uploads (parse_multipart()).
+ *
+ * The .c files are included so that their static parsers are reached
+ * without changing them; no daemon is started. Not reached: what is read
+ * inline in libmicrohttpd's callbacks with a live connection (the Host
+ * routing and envd port of envd_target(), the body limits, Basic user
+ * names, and the start request's 5-byte Connect envelope in
+ * e2b_envd_start()).
+ *
+ * The first byte chooses the parser; the rest is its input (for multipart:
+ * the Content-Type up to the first newline, then the body). Invariants
+ * besides the sanitizers': a refusal says why, a mapped path is absolute,
+ * cleaned and within its buffer, parsed uploads lie inside the body, and a time
+ * rendered by rfc3339() parses back to the same millisecond.
+ */
+#include "cli/serve-e2b.c"
+#include "cli/serve-envd.c"
+#include "cli/serve-process.c"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void multipart(const char *in, size_t n)
+{
+	const char *nl = memchr(in, '\n', n);
+	char ct[256], err[256] = "";
+	struct upload ups[4];
+	size_t cl;
+	int k;
+
+	if (!nl)
+		return;
+	cl = (size_t)(nl - in);
+	if (cl >= sizeof(ct))
+		return;
+	memcpy(ct, in, cl);
+	ct[cl] = '\0';
+	{
+		/* The body in a buffer of its own length, as the request holds it. */
+		size_t bl = n - cl - 1;
+		char *body = malloc(bl ? bl : 1);
+
+		if (!body)
+			abort();
+		memcpy(body, nl + 1, bl);
+		k = parse_multipart(ct, body, bl, ups, 4, err, sizeof(err));
+		if (k < 0 && !err[0])
+			abort();
+		for (int i = 0; i < k; i++)
+			if (ups[i].data < body || ups[i].data + ups[i].len > body + bl ||
+			    (ups[i].name &&
+			     (ups[i].name < body || ups[i].name + ups[i].name_len > body + bl)))
+				abort();
+		free(body);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char bad[256] = "", err[512] = "";
+	char *s;
+	json_t *j;
+
+	if (size < 1)
+		return 0;
+	s = strndup((const char *)data + 1, size - 1);
+	if (!s)
+		abort();
+	j = json_loadb((const char *)data + 1, size - 1, JSON_REJECT_DUPLICATES, NULL);
+	switch (data[0] % 12) {
+	case 0: {
+		struct create_req cr = {0};
+
+		if (j && parse_create(j, &cr, bad, sizeof(bad), err, sizeof(err)) < 0 && !err[0] &&
+		    !bad[0])
+			abort();
+		break;
+	}
+	case 1: {
+		struct create_req cr = {0};
+
+		if (j && e2b_parse_network(j, &cr, bad, sizeof(bad), err, sizeof(err)) < 0 &&
+		    !err[0] && !bad[0])
+			abort();
+		break;
+	}
+	case 2: {
+		json_t *f = NULL;
+
+		if (parse_metadata_filter(s, &f) == 0)
+			json_decref(f);
+		break;
+	}
+	case 3: {
+		char *c = strdup(s);
+
+		if (!c)
+			abort();
+		if (pct_decode(c, strlen(c), data[0] & 0x80) > (ssize_t)strlen(s))
+			abort();
+		free(c);
+		break;
+	}
+	case 4: {
+		int64_t started;
+		char id[21];
+
+		if (parse_token(s, &started, id) == 0 && strlen(id) != 20)
+			abort();
+		break;
+	}
+	case 5: {
+		int64_t ms = 0, back = -1;
+
+		(void)parse_rfc3339(s, &ms);
+		if (size >= 7) {
+			/* Any time from 1970 to 9999 renders and parses back. */
+			uint64_t v = 0;
+			json_t *t;
+
+			for (size_t i = 1; i < 7; i++)
+				v = v << 8 | data[i];
+			ms = (int64_t)(v % 253402300800000ull);
+			t = rfc3339(ms);
+			if (!t || parse_rfc3339(json_string_value(t), &back) != 0 || back != ms)
+				abort();
+			json_decref(t);
+		}
+		break;
+	}
+	case 6: {
+		struct proc *pr = calloc(1, sizeof(*pr));
+		const char *code = NULL;
+
+		if (!pr)
+			abort();
+		pthread_cond_init(&pr->cv, NULL);
+		if (j && parse_start(j, pr, &code, err, sizeof(err)) < 0 && !err[0])
+			abort();
+		e2b_proc_free(pr);
+		break;
+	}
+	case 7: {
+		unsigned pid = 0;
+		const char *tag = NULL;
+
+		if (j && parse_selector(j, &pid, &tag, err, sizeof(err)) < 0 && !err[0])
+			abort();
+		break;
+	}
+	case 8: {
+		uint64_t ms;
+
+		(void)parse_timeout_header(s, &ms);
+		break;
+	}
+	case 9: {
+		char out[64];
+
+		if (e2b_map_path(s, out, sizeof(out)) == 0) {
+			size_t n = strnlen(out, sizeof(out));
+
+			/* Absolute, cleaned: no "." or ".." segment reaches the library. */
+			if (n == sizeof(out) || out[0] != '/' || strstr(out, "/../") ||
+			    strstr(out, "/./") || strstr(out, "//") ||
+			    (n >= 3 && strcmp(out + n - 3, "/..") == 0) ||
+			    (n >= 2 && strcmp(out + n - 2, "/.") == 0))
+				abort();
+		}
+		break;
+	}
+	default:
+		multipart((const char *)data + 1, size - 1);
+		break;
+	}
+	json_decref(j);
+	free(s);
+	return 0;
+}
