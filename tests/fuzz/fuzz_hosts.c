@@ -34,7 +34,7 @@ static void cleanup(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sbx_host_addr self = {.family = AF_INET};
+	struct sbx_host_addr self = {.family = AF_INET, .plen = 32};
 	struct sbx_allow allow[2] = {0};
 	struct sbx_np_plan plan = {0};
 	FILE *f;
@@ -69,7 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < plan.n; i++) {
 			const struct sbx_np_rule *r = &plan.rules[i];
 
-			if (sbx__addr_class(r->family, r->addr, NULL) != SBX_ADDR_ROUTABLE ||
+			if (sbx__special_overlap(r->family, r->addr, r->plen, &self, 1, NULL, 0) ==
+				    SBX_SPECIAL_INSIDE ||
 			    (r->family == AF_INET && memcmp(r->addr, self.addr, 4) == 0) ||
 			    (r->family == AF_INET6 && !v6_ok) ||
 			    (r->family != AF_INET && r->family != AF_INET6))

@@ -8,7 +8,7 @@
  * trip of rfc3339()), the process Start request (parse_start()), the
  * process selector (parse_selector()), Connect-Timeout-Ms
  * (parse_timeout_header()), envd paths (e2b_map_path()) and multipart
- * uploads (parse_multipart()).
+ * uploads (e2b_parse_multipart()).
  *
  * The .c files are included so that their static parsers are reached
  * without changing them; no daemon is started. Not reached: what is read
@@ -33,7 +33,7 @@ static void multipart(const char *in, size_t n)
 {
 	const char *nl = memchr(in, '\n', n);
 	char ct[256], err[256] = "";
-	struct upload ups[4];
+	struct e2b_upload ups[4];
 	size_t cl;
 	int k;
 
@@ -52,7 +52,7 @@ static void multipart(const char *in, size_t n)
 		if (!body)
 			abort();
 		memcpy(body, nl + 1, bl);
-		k = parse_multipart(ct, body, bl, ups, 4, err, sizeof(err));
+		k = e2b_parse_multipart(ct, body, bl, ups, 4, err, sizeof(err));
 		if (k < 0 && !err[0])
 			abort();
 		for (int i = 0; i < k; i++)
