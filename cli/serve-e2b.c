@@ -919,8 +919,14 @@ static int parse_metadata_filter(const char *q, json_t **out)
 			rc = -1;
 			break;
 		}
+		/* A key holding NUL is refused before the value is made: the
+		 * value is only handed over (and freed) by json_object_set_new. */
+		if (strlen(pair) != (size_t)kl) {
+			rc = -1;
+			break;
+		}
 		v = json_stringn(eq + 1, (size_t)vl);
-		if (!v || strlen(pair) != (size_t)kl || json_object_set_new(f, pair, v) < 0) {
+		if (!v || json_object_set_new(f, pair, v) < 0) {
 			rc = -1;
 			break;
 		}
