@@ -1091,10 +1091,14 @@ d_open_box(void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier 
 
 		if (image)
 			sbx_policy_set_image(p, image);
+		/* Labels are whatever the container's creator wrote: the
+		 * difference is taken unsigned (no signed overflow) and used only
+		 * within the policy's range (no wrap of the product). */
 		if (c && dl && sscanf(c, "%lld", &created) == 1 &&
-		    sscanf(dl, "%lld", &deadline) == 1 && deadline > created)
+		    sscanf(dl, "%lld", &deadline) == 1 && deadline > created &&
+		    (uint64_t)deadline - (uint64_t)created <= SBX_MAX_TIMEOUT_MS / 1000u)
 			sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX,
-						  (uint64_t)(deadline - created) * 1000u);
+						  ((uint64_t)deadline - (uint64_t)created) * 1000u);
 		sbx_policy_set_detached(p,
 					sbx__label_is(labels, SBX_LABEL_PREFIX "owner-pid", "0"));
 		sbx__error_clear();
@@ -1305,8 +1309,9 @@ static int d_import_image(void *state, const char *tar_path, const char *ref)
 		return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE, "import %s: HTTP %ld: %s",
 				      ref, status, msg);
 	}
-	/* The answer is a stream of JSON progress objects; any "error" fails it. */
-	for (line = strtok_r(resp.data, "\r\n", &save); line;
+	/* The answer is a stream of JSON progress objects; any "error" fails it.
+	 * An empty answer holds none (and no buffer to split). */
+	for (line = resp.data ? strtok_r(resp.data, "\r\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\r\n", &save)) {
 		json_t *o = json_loads(line, 0, NULL);
 		const char *err = json_string_value(json_object_get(o, "error"));
