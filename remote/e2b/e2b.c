@@ -832,14 +832,17 @@ e_open_box(void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier 
 	dl = meta(md, SBX_OWNER_KEY_PREFIX "deadline");
 	started = parse_rfc3339(json_string_value(json_object_get(d, "startedAt")));
 	deadline = dl ? strtoll(dl, NULL, 10) : 0;
-	if (started > 0 && deadline > started)
+	/* What E2B reports is taken without signed overflow, and a product
+	 * only where it cannot wrap; anything larger keeps the default. */
+	if (started > 0 && deadline > started &&
+	    (uint64_t)deadline - (uint64_t)started <= SBX_MAX_TIMEOUT_MS / 1000u)
 		sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX,
-					  (uint64_t)(deadline - started) * 1000u);
-	if ((v = int_field(d, "cpuCount")) > 0)
+					  ((uint64_t)deadline - (uint64_t)started) * 1000u);
+	if ((v = int_field(d, "cpuCount")) > 0 && v <= INT64_MAX / 1000)
 		sbx_policy_set_limit(p, SBX_LIMIT_CPU_MILLI, v * 1000);
-	if ((v = int_field(d, "memoryMB")) > 0)
+	if ((v = int_field(d, "memoryMB")) > 0 && v <= INT64_MAX / MiB)
 		sbx_policy_set_limit(p, SBX_LIMIT_MEMORY, v * MiB);
-	if ((v = int_field(d, "diskSizeMB")) > 0)
+	if ((v = int_field(d, "diskSizeMB")) > 0 && v <= INT64_MAX / MiB)
 		sbx_policy_set_limit(p, SBX_LIMIT_DISK, v * MiB);
 	{
 		const char *pid = meta(md, SBX_OWNER_KEY_PREFIX "owner-pid");
