@@ -205,12 +205,8 @@ FUZZ_LIB_SRC := $(LIB_SRC) $(filter-out cli/main.c,$(CLI_SRC))
 FUZZ_OBJ := $(FUZZ_LIB_SRC:%.c=build/fuzz/obj/%.o) $(PROTO_C:build/gen/%.c=build/fuzz/obj/gen/%.o)
 # Sources a target needs besides the library: the init's parser.
 FUZZ_EXTRA_init := $(INIT_PURE_SRC)
-# Options of a target's smoke run, while a bug it found is being fixed
-# (tests/fuzz/regress-pending/): http's inputs are held under the hijack's
-# pre[4096] (its early-bytes overflow), and serve's leak check is off (the
-# metadata filter's leak of a value whose key holds %00).
-FUZZ_SMOKE_OPTS_http := -max_len=4096
-FUZZ_SMOKE_OPTS_serve := -detect_leaks=0
+# Options of a target's own smoke run, where one needs them:
+# FUZZ_SMOKE_OPTS_<name>.
 
 build/fuzz/obj/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(dir $@)
