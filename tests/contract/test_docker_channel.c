@@ -175,8 +175,12 @@ static void test_engine_channel__env_and_workdir(void **state)
 
 	o.env = env;
 	o.workdir = "/tmp";
-	r = both(state, "echo \"$GREETING\"; pwd; id -u; env | grep -v '^HOSTNAME=' | sort", &o);
-	assert_non_null(strstr(r->stdout_data, "last wins\n/tmp\n1000\n"));
+	/* The same uid on both paths: the sandbox's own, from its range. */
+	r = both(state,
+		 "echo \"$GREETING\"; pwd; u=$(id -u); [ \"$u\" -ge 1500000000 ] && "
+		 "[ \"$u\" -lt 1500065536 ] && echo own-uid; env | grep -v '^HOSTNAME=' | sort",
+		 &o);
+	assert_non_null(strstr(r->stdout_data, "last wins\n/tmp\nown-uid\n"));
 	sbx_result_free(r);
 }
 
