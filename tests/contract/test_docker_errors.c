@@ -226,6 +226,8 @@ static void test_engine_errors__open_foreign_container_refused(void **state)
 static const struct fake_route warn_routes[] = {
 	{"GET", "/info", 200, "{\"Runtimes\":{\"runc\":{}}}"},
 	{"GET", "/images/", 200, "{\"Id\":\"sha256:00\"}"},
+	/* The uids in use, before a uid of its own is chosen: none. */
+	{"GET", "/containers/json", 200, "[]"},
 	{"POST", "/containers/create", 201,
 	 "{\"Id\":\"c0ffee\",\"Warnings\":[\"Your kernel does not support memory limit "
 	 "capabilities or the cgroup is not mounted. Limitation discarded.\"]}"},
@@ -234,7 +236,7 @@ static const struct fake_route warn_routes[] = {
 
 static void test_engine_errors__create_warnings_fail_closed(void **state)
 {
-	struct fake_engine *f = fake_engine_start(warn_routes, 4);
+	struct fake_engine *f = fake_engine_start(warn_routes, 5);
 	sbx_backend_options o = SBX_BACKEND_OPTIONS_INIT;
 	sbx_backend *b = NULL;
 	sbx_policy *p = t_policy();
