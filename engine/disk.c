@@ -53,6 +53,22 @@ int sbx__disk_usable(void)
 	return geteuid() == 0 && mkfs_path() != NULL && access("/dev/loop-control", W_OK) == 0;
 }
 
+/* A session name as the docker backend makes them: "sbx-" and 12 hex digits. */
+static int session_name(const char *s, size_t n)
+{
+	if (n != 16 || strncmp(s, "sbx-", 4) != 0)
+		return 0;
+	for (size_t i = 4; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+int sbx__disk_session_ok(const char *session)
+{
+	return session && session_name(session, strlen(session));
+}
+
 static void paths(const char *session, char *img, size_t il, char *mnt, size_t ml)
 {
 	snprintf(img, il, SBX_DISK_DIR "/%s.img", session);
@@ -72,11 +88,17 @@ static int mkdirs(void)
 	} dirs[] = {{"/var/lib/sandboxio", 0755},
 		    {SBX_DISK_DIR, 0700},
 		    {SBX_RUN_DIR, 0755},
-		    {SBX_RUN_DIR "/disks", 0755}};
+		    {SBX_RUN_DIR "/disks", 0700}};
 
-	for (size_t i = 0; i < SBX_ARRAY_SIZE(dirs); i++)
+	/* The mounts and images are root's alone (dockerd runs as root): no
+	 * other host user walks into a sandbox's files. A folder made before
+	 * with a wider mode is narrowed. */
+	for (size_t i = 0; i < SBX_ARRAY_SIZE(dirs); i++) {
 		if (mkdir(dirs[i].path, dirs[i].mode) < 0 && errno != EEXIST)
 			return sbx__error_os(SBX_ERROR, errno, "make %s", dirs[i].path);
+		if (chmod(dirs[i].path, dirs[i].mode) < 0)
+			return sbx__error_os(SBX_ERROR, errno, "chmod %s", dirs[i].path);
+	}
 	return 0;
 }
 
@@ -185,7 +207,7 @@ int sbx__disk_make(const char *session, int64_t bytes, unsigned uid)
 	rc = run_mkfs(img, uid);
 	if (rc < 0)
 		return rc;
-	if (mkdir(mnt, 0755) < 0 && errno != EEXIST)
+	if (mkdir(mnt, 0700) < 0 && errno != EEXIST)
 		return sbx__error_os(SBX_ERROR, errno, "make %s", mnt);
 	lfd = loop_attach(fd, session, dev, sizeof(dev));
 	if (lfd < 0)
@@ -193,6 +215,10 @@ int sbx__disk_make(const char *session, int64_t bytes, unsigned uid)
 	/* noinit_itable: the file is fresh and sparse, its inode tables are zeros. */
 	if (mount(dev, mnt, "ext4", MS_NOSUID | MS_NODEV | MS_NOATIME, "noinit_itable") < 0)
 		return sbx__error_os(SBX_ERROR, errno, "mount %s (%s) at %s", dev, img, mnt);
+	/* The file system's root is the sandbox uid's (root_owner), and its
+	 * alone: 0700, as the tmpfs it replaces was. */
+	if (chmod(mnt, 0700) < 0)
+		return sbx__error_os(SBX_ERROR, errno, "chmod %s", mnt);
 	/* Nothing of the host's in the sandbox's space. */
 	snprintf(lf, sizeof(lf), "%s/lost+found", mnt);
 	(void)rmdir(lf);
@@ -224,6 +250,13 @@ int sbx__disk_remove(const char *session)
 	char img[256], mnt[256];
 	int rc = 0;
 
+	/* The name may come from a container's labels, which whoever created
+	 * the container wrote: only a name of ours becomes a path. */
+	if (!sbx__disk_session_ok(session))
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_ENGINE,
+				      "'%.64s' is not a sandbox's session name; its disk is left "
+				      "alone",
+				      session ? session : "");
 	paths(session, img, sizeof(img), mnt, sizeof(mnt));
 	if (is_mount(mnt) && umount2(mnt, UMOUNT_NOFOLLOW) < 0) {
 		/* Still held (a container being torn down): detach it now; the loop
@@ -250,17 +283,6 @@ int sbx__disk_full(const char *session)
 	 * before the very last block is taken). */
 	return (unsigned long long)v.f_bavail * v.f_frsize < 65536ull ||
 	       v.f_bavail < v.f_blocks / 1000;
-}
-
-/* A session name as the docker backend makes them: "sbx-" and 12 hex digits. */
-static int session_name(const char *s, size_t n)
-{
-	if (n != 16 || strncmp(s, "sbx-", 4) != 0)
-		return 0;
-	for (size_t i = 4; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return 1;
 }
 
 int sbx__disk_sweep(int (*alive)(const char *session, void *payload), void *payload)

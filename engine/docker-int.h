@@ -153,6 +153,9 @@ void sbx__disk_mount_path(const char *session, char *mnt, size_t len);
 int sbx__disk_check_mounted(const char *session);
 /* Unmounts and deletes the session's disk; gone already counts as done. */
 int sbx__disk_remove(const char *session);
+/* Whether session is a name this backend makes ("sbx-" and 12 hex digits):
+ * the only names that become paths on the host. */
+int sbx__disk_session_ok(const char *session);
 /* Whether the session's disk is full (for limits_hit). */
 int sbx__disk_full(const char *session);
 /* Removes the disks of sessions alive() says are gone (0); returns how many. */

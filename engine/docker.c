@@ -1107,7 +1107,9 @@ d_open_box(void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier 
 	snprintf(b->session, sizeof(b->session), "%s",
 		 json_string_value(json_object_get(labels, SBX_LABEL_PREFIX "session")) ?: "");
 	b->netpolicy = sbx__label_is(labels, SBX_LABEL_PREFIX "netpolicy", "veth");
-	b->disk = sbx__label_is(labels, SBX_LABEL_DISK, "ext4");
+	/* A disk only under a session name of ours: the labels are whatever
+	 * the container's creator wrote, and the name becomes host paths. */
+	b->disk = sbx__label_is(labels, SBX_LABEL_DISK, "ext4") && sbx__disk_session_ok(b->session);
 	*box_out = b;
 	*tier_out = strcmp(json_string_value(
 				   json_object_get(json_object_get(info, "HostConfig"), "Runtime"))

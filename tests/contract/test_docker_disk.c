@@ -106,11 +106,26 @@ static void expect_gone(const char *session)
 	assert_false(file_left(session));
 }
 
+/* The mode of a path, or -1. */
+static int mode_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
+}
+
 static void expect_present(const char *session)
 {
+	char mnt[128];
+
 	assert_true(mounted(session));
 	assert_true(looped(session));
 	assert_true(file_left(session));
+	/* No other host user walks into a sandbox's files: the folder of the
+	 * mounts is root's alone, and the file system's root the sandbox's. */
+	snprintf(mnt, sizeof(mnt), "/run/sandboxio/disks/%s", session);
+	assert_int_equal(mode_of("/run/sandboxio/disks"), 0700);
+	assert_int_equal(mode_of(mnt), 0700);
 }
 
 /*
