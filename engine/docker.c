@@ -657,12 +657,10 @@ static int check_readback(struct docker *d,
  * labels the sandbox, so that close and the reaper know it has a link and
  * rules on the host.
  */
-static int
-egress_plan(struct docker *d, const sbx_policy *p, struct sbx_np_plan *plan, json_t *body)
+static int egress_plan(struct docker *d, const sbx_policy *p, struct sbx_np_plan *plan)
 {
 	struct sbx_host_addr *own = NULL;
 	size_t own_n = 0;
-	json_t *pins;
 	int v6_ok = 0, rc;
 
 	rc = sbx__netpolicy_check(p->allow, p->allow_n, &v6_ok);
@@ -672,9 +670,14 @@ egress_plan(struct docker *d, const sbx_policy *p, struct sbx_np_plan *plan, jso
 		rc = sbx__netpolicy_plan(plan, p->allow, p->allow_n, d->hosts_file, v6_ok, own,
 					 own_n);
 	free(own);
-	if (rc < 0)
-		return rc;
-	pins = json_array();
+	return rc;
+}
+
+/* Writes a resolved plan's pins and label into the create request. */
+static void egress_apply(const struct sbx_np_plan *plan, json_t *body)
+{
+	json_t *pins = json_array();
+
 	for (size_t i = 0; i < plan->pins_n; i++)
 		json_array_append_new(pins, json_string(plan->pins[i]));
 	json_object_set_new(json_object_get(body, "HostConfig"), "ExtraHosts", pins);
@@ -683,7 +686,6 @@ egress_plan(struct docker *d, const sbx_policy *p, struct sbx_np_plan *plan, jso
 	/* NetworkMode stays none; with NetworkDisabled the engine writes no
 	 * /etc/hosts, and the pins would be lost. */
 	json_object_set_new(body, "NetworkDisabled", json_false());
-	return 0;
 }
 
 /* Removes a sandbox's host-side egress state, keeping an earlier error. */
@@ -878,6 +880,10 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 		if (sbx__docker_check_image_volumes(img, p->image, why, sizeof(why)) < 0)
 			return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_ENGINE, "%s", why);
 	}
+	/* Names are resolved before the uid lock is taken, so that a slow
+	 * resolver holds up this create alone. */
+	if (p->allow_n && (rc = egress_plan(d, p, &plan)) < 0)
+		return rc;
 	/* From choosing the uid until the container carrying it exists. */
 	lock = uid_lock(deadline);
 	if (lock < 0)
@@ -890,8 +896,8 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 			   uid, disk);
 	if (!body)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "build create request");
-	if (p->allow_n && (rc = egress_plan(d, p, &plan, body)) < 0)
-		return rc;
+	if (p->allow_n)
+		egress_apply(&plan, body);
 	snprintf(path, sizeof(path), "/containers/create?name=%s", session);
 	rc = sbx__docker_call(d, "POST", path, body, left_ms(deadline), &status, &resp);
 	close(SBX_STEAL_FD(&lock));
