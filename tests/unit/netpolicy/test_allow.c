@@ -365,6 +365,12 @@ static void test_netpolicy_special__overlap(void **state)
 		{"::1", 128, SBX_SPECIAL_INSIDE, "loopback"},
 		{"::", 1, SBX_SPECIAL_CONTAINS, "unspecified"},
 		{"2001:db8::", 32, SBX_SPECIAL_NONE, ""},
+		/* IPv6 forms that embed 169.254.169.254 and reach it through a
+		 * translator or a relay. */
+		{"::a9fe:a9fe", 128, SBX_SPECIAL_INSIDE, "IPv4-compatible"},
+		{"64:ff9b:1::a9fe:a9fe", 128, SBX_SPECIAL_INSIDE, "local-use NAT64"},
+		{"2002:a9fe:a9fe::", 48, SBX_SPECIAL_INSIDE, "6to4"},
+		{"2001:0:a9fe:a9fe::", 64, SBX_SPECIAL_INSIDE, "Teredo"},
 	};
 	struct sbx_host_addr own[2] = {{.family = AF_INET, .ifname = "docker0"},
 				       {.family = AF_INET, .plen = 16, .ifname = "docker0"}};
