@@ -288,7 +288,7 @@ static enum MHD_Result envd_download(struct cli_e2b *srv, struct MHD_Connection 
 	size_t len = 0, slice;
 	int64_t cap;
 	enum MHD_Result ret;
-	int ok, rc = 0, timed_out = 0, left = 0;
+	int ok, rc = 0, timed_out = 0, left = 0, redacted = 0;
 	sbx_result *r = NULL;
 
 	if (!e2b_user_ok(e2b_query(c, "username")))
@@ -318,6 +318,13 @@ static enum MHD_Result envd_download(struct cli_e2b *srv, struct MHD_Connection 
 		rc = xfer_run(b, &x, argv, NULL, 0, &r, &timed_out);
 		if (rc < 0 || timed_out || r->status != SBX_RUN_EXITED || r->exit_code != 0)
 			break;
+		/* The slice passed the redactor: if it changed a byte count, the
+		 * file holds a value that is never given out, and a file with
+		 * holes or repeats is no answer either. */
+		if (!r->stdout_truncated && r->stdout_total != r->stdout_len) {
+			redacted = 1;
+			break;
+		}
 		if (r->stdout_len) {
 			grown = realloc(data, len + r->stdout_len + 1);
 			if (!grown) {
@@ -342,6 +349,13 @@ static enum MHD_Result envd_download(struct cli_e2b *srv, struct MHD_Connection 
 	if (left) {
 		free(data);
 		return MHD_NO; /* the client went away between slices */
+	}
+	if (redacted) {
+		sbx_result_free(r);
+		free(data);
+		return e2b_envd_error(
+			c, 403, "path '%.512s' holds a secret value, which is never given out",
+			path);
 	}
 	if (rc < 0 || timed_out || r->status != SBX_RUN_EXITED || r->exit_code != 0) {
 		ret = xfer_failed(c, srv, path, rc, r, timed_out, 0);

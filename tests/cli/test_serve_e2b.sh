@@ -761,6 +761,48 @@ fi
 kill -TERM "$server2_pid" 2>/dev/null
 wait "$server2_pid" 2>/dev/null
 
+# --- A download never gives out a secret value of the server's own ---
+# A third server holds a value of its own (an OTLP header, which the
+# redactor hides; the collector address is loopback, where nothing listens).
+# A file holding that value is refused whole, not sent with holes in it.
+DLS=sbxdlsecret0123456789abcd
+OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9 OTEL_EXPORTER_OTLP_HEADERS="authorization=$DLS" \
+	"$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$KEYFILE" \
+	>"$work/server3.out" 2>"$work/server3.err" &
+server3_pid=$!
+for _ in $(seq 1 1200); do
+	grep -q '^ready ' "$work/server3.out" && break
+	kill -0 "$server3_pid" 2>/dev/null || break
+	sleep 0.1
+done
+URL_MAIN=$URL
+URL=$(sed -n 's/^ready //p' "$work/server3.out")
+if [ -n "$URL" ]; then
+	create dlsecret '"timeout":120'
+	printf 'before %s after\n' "$DLS" >"$work/dls.txt"
+	printf 'plain bytes\n' >"$work/dlplain.txt"
+	for f in dls dlplain; do
+		curl -s -o /dev/null -H "E2b-Sandbox-Id: $ID" -H "X-Access-Token: $TOK" \
+			-F "file=@$work/$f.txt;filename=/home/user/$f.txt" "$URL/files?path=%2Fhome%2Fuser%2F$f.txt"
+	done
+	status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $ID" -H "X-Access-Token: $TOK" \
+		"$URL/files?path=%2Fhome%2Fuser%2Fdls.txt")
+	[ "$status" = 403 ] && grep -q "secret value" "$work/body" && ! grep -q "$DLS" "$work/body" &&
+		ok "a download of a file holding the server's own secret: 403, nothing of it sent" ||
+		bad "download holding a secret"
+	status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $ID" -H "X-Access-Token: $TOK" \
+		"$URL/files?path=%2Fhome%2Fuser%2Fdlplain.txt")
+	[ "$status" = 200 ] && cmp -s "$work/body" "$work/dlplain.txt" &&
+		ok "a download of a file without it, on the same server: 200, the bytes" || bad "plain download"
+	api DELETE "/sandboxes/$ID"
+else
+	status=-
+	bad "third server: $(cat "$work/server3.err")"
+fi
+URL=$URL_MAIN
+kill -TERM "$server3_pid" 2>/dev/null
+wait "$server3_pid" 2>/dev/null
+
 # --- Shutdown ---
 create last '"timeout":300'
 [ -n "$(containers "$T-last")" ] || bad "last create"
