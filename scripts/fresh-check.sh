@@ -98,9 +98,18 @@ fi
 [ ! -f /root/.npmrc ] || cp /root/.npmrc "$rootfs/root/.npmrc"
 
 echo "fresh-check: scripts/test.sh in the fresh system"
+# The machine's environment for reaching its registries, where it sets one
+# (certificate bundles, proxies); nothing else of the caller's.
+pass=""
+for v in NODE_EXTRA_CA_CERTS SSL_CERT_FILE SSL_CERT_DIR CURL_CA_BUNDLE REQUESTS_CA_BUNDLE \
+	http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do
+	eval "val=\${$v:-}"
+	[ -z "$val" ] || pass="$pass $v=$val"
+done
 rc=0
+# shellcheck disable=SC2086 # $pass is a list of NAME=VALUE words
 chroot "$rootfs" /usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-	LANG=C.UTF-8 CI="${CI:-}" sh -c "cd '$src' && scripts/test.sh" || rc=$?
+	LANG=C.UTF-8 CI="${CI:-}" $pass sh -c "cd '$src' && scripts/test.sh" || rc=$?
 t2=$(date +%s)
 echo "fresh-check: root file system $((t1 - t0)) s, setup and tests $((t2 - t1)) s; exit $rc"
 exit $rc
