@@ -80,6 +80,9 @@ git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$
 (cd "$src" && git init -q && git add -A && git -c user.name=fresh -c user.email=fresh@localhost \
 	commit -qm fresh) >/dev/null 2>&1 || true
 
+# The root file system is a mount point of its own, as a machine's root is:
+# `ip netns exec` (the canaries) remounts "/" and fails on a plain folder.
+bind "$rootfs" "$rootfs"
 bind /proc "$rootfs/proc" rec
 bind /sys "$rootfs/sys" rec
 bind /dev "$rootfs/dev" rec
