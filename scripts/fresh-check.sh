@@ -39,6 +39,9 @@ curl -fsS --unix-socket /var/run/docker.sock http://localhost/_ping >/dev/null 2
 
 mounts=""
 cleanup() {
+	# Out of /run's peer group first: unmounting below must not reach
+	# the host's own mounts under /run.
+	[ ! -d "$rootfs/run" ] || mount --make-rprivate "$rootfs/run" 2>/dev/null || true
 	for m in $mounts; do
 		umount -l "$m" 2>/dev/null || true
 	done
@@ -86,6 +89,15 @@ bind "$rootfs" "$rootfs"
 bind /proc "$rootfs/proc" rec
 bind /sys "$rootfs/sys" rec
 bind /dev "$rootfs/dev" rec
+# /run is shared with the fresh system's view of it, so that what the
+# library mounts there (a sandbox's disk under /run/sandboxio/disks) is
+# where dockerd, on the host, looks for it. That needs /run to be a shared
+# mount on the host; where it is not a mount point at all, it becomes one
+# (a bind of itself, left in place: shared propagation of the same folder).
+if [ "$(findmnt -n -o TARGET /run 2>/dev/null)" != /run ]; then
+	mount --bind /run /run
+fi
+mount --make-shared /run
 bind /run "$rootfs/run" rec
 bind /tmp "$rootfs/tmp"
 bind "$src" "$rootfs$src"
