@@ -100,6 +100,10 @@ fi
 mount --make-shared /run
 bind /run "$rootfs/run" rec
 bind /tmp "$rootfs/tmp"
+# dockerd's own state, which the tests read to prove what it never holds.
+for d in /var/lib/docker /var/lib/containerd; do
+	[ ! -d "$d" ] || bind "$d" "$rootfs$d"
+done
 bind "$src" "$rootfs$src"
 # The machine's own settings, which are not software that setup.sh could
 # install: its resolver, the local certificate authorities that its package
