@@ -203,6 +203,17 @@ rc=$?
 	"$CLI" --help | grep -q "serve --api e2b" && ok "help serve and the command list describe serve" ||
 	{ status=-; cp "$work/out" "$work/body"; bad "help serve"; }
 
+# ready_url OUT PID: the URL of the server's "ready" line once it prints
+# it, or nothing if it exits first; the bound is only a hang guard.
+ready_url() {
+	for _ in $(seq 1 1200); do
+		grep -q '^ready ' "$1" && break
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.1
+	done
+	sed -n 's/^ready //p' "$1"
+}
+
 # ===== The server =====
 
 KEYFILE=$work/cfg/e2b-api-key
@@ -210,12 +221,7 @@ mkdir -p "$work/cfg"
 "$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$KEYFILE" >"$work/server.out" \
 	2>"$work/server.err" &
 server_pid=$!
-for _ in $(seq 1 1200); do
-	grep -q '^ready ' "$work/server.out" && break
-	kill -0 "$server_pid" 2>/dev/null || break
-	sleep 0.1
-done
-URL=$(sed -n 's/^ready //p' "$work/server.out")
+URL=$(ready_url "$work/server.out" "$server_pid")
 if [ -z "$URL" ]; then
 	echo "FAIL the server did not start: $(cat "$work/server.err")"
 	echo "0 passed, 1 failed"
@@ -738,12 +744,7 @@ start "$GONE_ID" "$GONE_TOK" "$(bash_cmd '"sleep 60"')" --max-time 1
 "$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$KEYFILE" --max-client-connections 4 \
 	--auth-timeout 2 >"$work/server2.out" 2>"$work/server2.err" &
 server2_pid=$!
-for _ in $(seq 1 1200); do
-	grep -q '^ready ' "$work/server2.out" && break
-	kill -0 "$server2_pid" 2>/dev/null || break
-	sleep 0.1
-done
-URL2=$(sed -n 's/^ready //p' "$work/server2.out")
+URL2=$(ready_url "$work/server2.out" "$server2_pid")
 if [ -n "$URL2" ]; then
 	"$PY" "$work/conn.py" per-client "$URL2" "$KEY" &&
 		ok "--max-client-connections 4: a fifth connection from one address is closed; another address is served" ||
@@ -770,13 +771,8 @@ OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9 OTEL_EXPORTER_OTLP_HEADERS="autho
 	"$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$KEYFILE" \
 	>"$work/server3.out" 2>"$work/server3.err" &
 server3_pid=$!
-for _ in $(seq 1 1200); do
-	grep -q '^ready ' "$work/server3.out" && break
-	kill -0 "$server3_pid" 2>/dev/null || break
-	sleep 0.1
-done
 URL_MAIN=$URL
-URL=$(sed -n 's/^ready //p' "$work/server3.out")
+URL=$(ready_url "$work/server3.out" "$server3_pid")
 if [ -n "$URL" ]; then
 	create dlsecret '"timeout":120'
 	printf 'before %s after\n' "$DLS" >"$work/dls.txt"
