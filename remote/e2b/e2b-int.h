@@ -1,8 +1,9 @@
 /*
  * remote/e2b/e2b-int.h: internals of the e2b backend shared between its
- * files: the backend's state and a sandbox's box (e2b.c), the HTTP
- * transport and the control plane (rest.c), and the Connect envelope
- * decoder of the process stream (connect.c).
+ * files: the backend's state and a sandbox's box, the ops of the table in
+ * open.c (a sandbox's life in sandbox.c, runs in run.c, files in files.c),
+ * the HTTP transport and the control plane (rest.c), and the Connect
+ * envelope decoder of the process stream (connect.c).
  *
  * Every byte from E2B's API, its edge proxy and envd is untrusted input:
  * answers are read into capped buffers, parsed strictly, and a stream that
@@ -21,6 +22,8 @@
 #include "core/backend-int.h"
 #include "core/owner-int.h"
 #include "util/buf.h"
+#include "util/cleanup.h"
+#include "util/error-int.h"
 
 #define SBX_E2B_ENVD_PORT 49983
 #define SBX_E2B_DEFAULT_DOMAIN "e2b.app"
@@ -209,5 +212,62 @@ int sbx__connect_finish(const struct sbx__connect_dec *d);
 void sbx__connect_done(struct sbx__connect_dec *d);
 /* Writes the 5-byte envelope prefix. */
 void sbx__connect_prefix(unsigned char out[SBX_CONNECT_HDR], unsigned int flags, uint32_t len);
+
+/* ===== The backend's ops and what its files share ===== */
+
+/* jansson provides json_decrefp(). */
+#define _cleanup_json_ _sbx_cleanup_(json_decrefp)
+
+/* An error's record, kept across a cleanup that may fail in its turn. */
+struct e2b_saved_error {
+	int code;
+	sbx_error_class klass;
+	long http;
+	char msg[SBX_ERROR_MSG_MAX];
+};
+
+/* sandbox.c: small helpers. */
+void sbx__e2b_wipe_free(char *s);
+void sbx__e2b_save_error(struct e2b_saved_error *s);
+/* Sets the saved error again; returns its code. */
+int sbx__e2b_restore_error(const struct e2b_saved_error *s);
+/* Whether d is a plausible domain name (configured, or answered by E2B). */
+int sbx__e2b_valid_domain(const char *d);
+/* Marks the box dead and wakes a run in flight on it. */
+void sbx__e2b_mark_dead(struct e2b_box *b);
+
+/* sandbox.c: a sandbox's life, listing and reaping. */
+int sbx__e2b_op_create(
+	void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_tier *tier_out);
+int sbx__e2b_op_open_box(
+	void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier *tier_out);
+void sbx__e2b_op_release(void *state, void *box);
+int sbx__e2b_op_destroy(void *state, void *box);
+int sbx__e2b_op_kill(void *state, void *box);
+int sbx__e2b_op_list(void *state, const char *tenant, sbx_list_cb cb, void *payload);
+int sbx__e2b_op_reap(void *state,
+		     const char *tenant,
+		     int dry_run,
+		     int only_local,
+		     sbx_reap_cb cb,
+		     void *payload);
+
+/* run.c: runs. */
+/*
+ * Starts argv (final: already wrapped) in the sandbox and streams it to its
+ * end. Fills res's status fields; output goes to req->sink.
+ */
+int sbx__e2b_proc_run(struct e2b *e,
+		      struct e2b_box *b,
+		      const struct sbx_run_req *req,
+		      char *const *argv,
+		      sbx_result *res);
+int sbx__e2b_op_run(void *state, void *box, const struct sbx_run_req *req, sbx_result *res);
+
+/* files.c: files. */
+int sbx__e2b_op_write_file(
+	void *state, void *box, const char *path, const void *data, size_t len, unsigned int mode);
+int sbx__e2b_op_read_file(
+	void *state, void *box, const char *path, size_t max, char **out, size_t *len);
 
 #endif

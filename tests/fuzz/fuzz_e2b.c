@@ -2,26 +2,27 @@
  * tests/fuzz/fuzz_e2b.c: libFuzzer target for what the E2B backend reads
  * from the provider: envd's process stream (the Connect envelopes of
  * remote/e2b/connect.c, each envelope's JSON event and its base64 output,
- * on_frame() in remote/e2b/e2b.c), the control plane's error answers
+ * on_frame() in remote/e2b/run.c), the control plane's error answers
  * (sbx__e2b_status_error() in remote/e2b/rest.c, with the sanitizer and
  * the scrubbing of the key and the token), its answers' headers
  * (X-Next-Token, Sandboxio-Tier: on_header() in rest.c), and its sandbox
  * descriptions (check_readback(), the RFC 3339 times, and the list and
  * reaper's reading of each listed sandbox, list_one() and reap_one(), in
- * remote/e2b/e2b.c).
+ * remote/e2b/sandbox.c).
  *
- * e2b.c and rest.c are included so that their static readers are reached
- * without changing them; nothing here opens a connection. The JSON
- * decoding of a control plane answer (sbx__e2b_api()) is jansson's, inline
- * after the transfer: the readers above take its result.
+ * run.c, sandbox.c and rest.c are included so that their static readers
+ * are reached without changing them; nothing here opens a connection. The
+ * JSON decoding of a control plane answer (sbx__e2b_api()) is jansson's,
+ * inline after the transfer: the readers above take its result.
  *
  * The first byte chooses the reader and how the stream is cut into reads.
  * Invariants besides the sanitizers': a decoder error is sticky, output
  * reaches the sink only after a start event, and no message quotes the
  * API key (nor, from envd, the envd token) whole.
  */
-#include "remote/e2b/e2b.c"
 #include "remote/e2b/rest.c"
+#include "remote/e2b/run.c"
+#include "remote/e2b/sandbox.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
