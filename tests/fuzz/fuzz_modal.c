@@ -1,20 +1,23 @@
 /*
  * tests/fuzz/fuzz_modal.c: libFuzzer target for how the modal backend
- * (remote/modal/modal.c) reads Modal's response messages: the protobuf
- * decoding (protobuf-c, with the project's messages of
- * remote/modal/modal.proto) of every response it takes, and its own readers
- * of them: the image build stream (join_cb()), a run's output and its exit
- * from the command router (stdio_cb(), wait_cb()), the ids it accepts
- * (valid_id()) and the expiry of the auth token's JWT (jwt_exp(): base64url
- * and JSON).
+ * (remote/modal/) reads Modal's response messages: the protobuf decoding
+ * (protobuf-c, with the project's messages of remote/modal/modal.proto) of
+ * every response it takes, and its own readers of them: the image build
+ * stream (join_cb() in image.c), a run's output and its exit from the
+ * command router (stdio_cb(), wait_cb() in run.c), the ids it accepts
+ * (sbx__modal_valid_id()) and the expiry of the auth token's JWT
+ * (jwt_exp() in client.c: base64url and JSON).
  *
- * modal.c is included so that its static readers are reached without
- * changing it; nothing here opens a connection. The first byte chooses the
- * reader; the rest is one response message (or the token's text).
- * Invariants besides the sanitizers': output reaches the sink whole and is
- * counted, and a JWT's expiry is 0 or within the range jwt_exp() accepts.
+ * client.c, image.c and run.c are included so that their static readers are
+ * reached without changing them; nothing here opens a connection. The first
+ * byte chooses the reader; the rest is one response message (or the token's
+ * text). Invariants besides the sanitizers': output reaches the sink whole
+ * and is counted, and a JWT's expiry is 0 or within the range jwt_exp()
+ * accepts.
  */
-#include "remote/modal/modal.c"
+#include "remote/modal/client.c"
+#include "remote/modal/image.c"
+#include "remote/modal/run.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -41,10 +44,11 @@ static void unary(int which, const uint8_t *msg, size_t len)
 		Modal__Client__AppGetOrCreateResponse *r;
 
 		memcpy(copy, msg, len);
-		r = UNPACK(Modal__Client__AppGetOrCreateResponse,
-			   modal__client__app_get_or_create_response__unpack, copy, len, "A");
+		r = SBX_MODAL_UNPACK(Modal__Client__AppGetOrCreateResponse,
+				     modal__client__app_get_or_create_response__unpack, copy, len,
+				     "A");
 		if (r) {
-			(void)valid_id(r->app_id);
+			(void)sbx__modal_valid_id(r->app_id);
 			modal__client__app_get_or_create_response__free_unpacked(r, NULL);
 		}
 		break;
@@ -54,12 +58,13 @@ static void unary(int which, const uint8_t *msg, size_t len)
 		Modal__Client__ImageGetOrCreateResponse *r;
 
 		memcpy(copy, msg, len);
-		r = UNPACK(Modal__Client__ImageGetOrCreateResponse,
-			   modal__client__image_get_or_create_response__unpack, copy, len, "I");
+		r = SBX_MODAL_UNPACK(Modal__Client__ImageGetOrCreateResponse,
+				     modal__client__image_get_or_create_response__unpack, copy, len,
+				     "I");
 		if (r) {
-			(void)valid_id(r->image_id);
+			(void)sbx__modal_valid_id(r->image_id);
 			if (r->result)
-				(void)status_name(r->result->status);
+				(void)sbx__modal_status_name(r->result->status);
 			modal__client__image_get_or_create_response__free_unpacked(r, NULL);
 		}
 		break;
@@ -69,10 +74,11 @@ static void unary(int which, const uint8_t *msg, size_t len)
 		Modal__Client__SandboxCreateResponse *r;
 
 		memcpy(copy, msg, len);
-		r = UNPACK(Modal__Client__SandboxCreateResponse,
-			   modal__client__sandbox_create_response__unpack, copy, len, "C");
+		r = SBX_MODAL_UNPACK(Modal__Client__SandboxCreateResponse,
+				     modal__client__sandbox_create_response__unpack, copy, len,
+				     "C");
 		if (r) {
-			(void)valid_id(r->sandbox_id);
+			(void)sbx__modal_valid_id(r->sandbox_id);
 			modal__client__sandbox_create_response__free_unpacked(r, NULL);
 		}
 		break;
@@ -82,10 +88,11 @@ static void unary(int which, const uint8_t *msg, size_t len)
 		Modal__Client__SandboxGetTaskIdResponse *r;
 
 		memcpy(copy, msg, len);
-		r = UNPACK(Modal__Client__SandboxGetTaskIdResponse,
-			   modal__client__sandbox_get_task_id_response__unpack, copy, len, "T");
+		r = SBX_MODAL_UNPACK(Modal__Client__SandboxGetTaskIdResponse,
+				     modal__client__sandbox_get_task_id_response__unpack, copy, len,
+				     "T");
 		if (r) {
-			(void)valid_id(r->task_id);
+			(void)sbx__modal_valid_id(r->task_id);
 			modal__client__sandbox_get_task_id_response__free_unpacked(r, NULL);
 		}
 		break;
@@ -95,9 +102,9 @@ static void unary(int which, const uint8_t *msg, size_t len)
 		Modal__Client__TaskGetCommandRouterAccessResponse *r;
 
 		memcpy(copy, msg, len);
-		r = UNPACK(Modal__Client__TaskGetCommandRouterAccessResponse,
-			   modal__client__task_get_command_router_access_response__unpack, copy,
-			   len, "R");
+		r = SBX_MODAL_UNPACK(Modal__Client__TaskGetCommandRouterAccessResponse,
+				     modal__client__task_get_command_router_access_response__unpack,
+				     copy, len, "R");
 		if (r) {
 			if (r->jwt)
 				(void)jwt_exp(r->jwt);
@@ -111,11 +118,11 @@ static void unary(int which, const uint8_t *msg, size_t len)
 		Modal__Client__SandboxListResponse *r;
 
 		memcpy(copy, msg, len);
-		r = UNPACK(Modal__Client__SandboxListResponse,
-			   modal__client__sandbox_list_response__unpack, copy, len, "L");
+		r = SBX_MODAL_UNPACK(Modal__Client__SandboxListResponse,
+				     modal__client__sandbox_list_response__unpack, copy, len, "L");
 		if (r) {
 			for (size_t i = 0; i < r->n_sandboxes; i++)
-				(void)valid_id(r->sandboxes[i]->id);
+				(void)sbx__modal_valid_id(r->sandboxes[i]->id);
 			modal__client__sandbox_list_response__free_unpacked(r, NULL);
 		}
 		break;
