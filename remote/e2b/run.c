@@ -682,6 +682,146 @@ static int map_end(struct proc *p, uint64_t elapsed, sbx_result *res)
 	return 0;
 }
 
+/* How a run's stream loop ended. */
+struct proc_loop {
+	CURLcode stream_cc;
+	int stream_done, killed, backstop;
+};
+
+/* Drives the Start stream, and the stdin calls beside it, until the stream
+ * ends, the box is killed, the host deadline passes or memory runs out. */
+static void proc_pump(struct proc *p, CURLM *m, uint64_t host_deadline, struct proc_loop *l)
+{
+	for (;;) {
+		CURLMsg *msg;
+		int running = 0, q;
+		uint64_t now;
+		long wait;
+
+		curl_multi_perform(m, &running);
+		while ((msg = curl_multi_info_read(m, &q))) {
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			if (msg->easy_handle == p->stream) {
+				l->stream_done = 1;
+				l->stream_cc = msg->data.result;
+			} else if (msg->easy_handle == p->in_easy) {
+				stdin_done(p, m, msg->data.result);
+			}
+		}
+		if (l->stream_done)
+			break;
+		if (__atomic_load_n(&p->b->dead, __ATOMIC_SEQ_CST)) {
+			l->killed = 1;
+			break;
+		}
+		now = sbx__e2b_now_ms();
+		if (now >= host_deadline) {
+			l->backstop = 1;
+			break;
+		}
+		if (p->have_start && !p->have_end && p->req->stdin_len && !p->in_done &&
+		    !p->in_easy && stdin_next(p, m) < 0) {
+			p->nomem = 1;
+			break;
+		}
+		wait = (long)(host_deadline - now);
+		curl_multi_poll(m, NULL, 0, wait < POLL_MS ? (int)wait : POLL_MS, NULL);
+	}
+}
+
+/* The run's result, or its error, from how its stream ended; the sandbox
+ * is ended where nothing more from it is trusted. */
+static int proc_outcome(struct proc *p,
+			const struct proc_loop *l,
+			const struct e2b_req *rq,
+			struct e2b_resp *rs,
+			sbx_result *res)
+{
+	const struct sbx_run_req *req = p->req;
+	struct e2b_box *b = p->b;
+	int rc;
+
+	if (p->canceled) {
+		end_sandbox(p, 1);
+		set_ended(req, SBX__ENDED_KILLED);
+		return sbx__error_set(SBX_ECANCELED, SBX_ERRCLASS_REMOTE,
+				      "e2b: run canceled by the output callback; sandbox %s was "
+				      "deleted",
+				      b->id);
+	}
+	if (p->nomem)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_REMOTE, "out of memory for output");
+	if (l->killed) {
+		/* sbx_sandbox_kill() from another thread, while the run was in flight. */
+		if (p->have_end && map_end(p, res->duration_ms, res) == 0)
+			return 0;
+		sbx__error_clear();
+		res->status = SBX_RUN_KILLED;
+		res->term_signal = SIGKILL;
+		res->exit_code = 128 + SIGKILL;
+		return 0;
+	}
+	if (l->backstop) {
+		/* The stream outlived its deadline by the grace: end the sandbox. */
+		end_sandbox(p, 1);
+		set_ended(req, SBX__ENDED_TIMEOUT);
+		res->status = SBX_RUN_TIMEOUT;
+		res->exit_code = 124;
+		res->limits_hit |= SBX_HIT_TIMEOUT;
+		return 0;
+	}
+	if (p->proto) {
+		sbx__e2b_restore_error(&p->err);
+		rc = SBX_EENGINE;
+		goto broken;
+	}
+	if (l->stream_done) {
+		curl_easy_getinfo(p->stream, CURLINFO_RESPONSE_CODE, &rs->status);
+		if (!p->status)
+			p->status = rs->status;
+	}
+	if (p->status == 0) {
+		/* No answer at all: nothing started, nothing to end. */
+		return sbx__e2b_finish(p->stream,
+				       l->stream_cc == CURLE_OK ? CURLE_GOT_NOTHING : l->stream_cc,
+				       rq, rs);
+	}
+	if (p->status != 200) {
+		struct e2b_resp er = {.status = p->status, .body = p->errbody};
+
+		rc = sbx__e2b_status_error(p->e, "start process", b->id, &er);
+		if (rc == SBX_ENOTFOUND && p->status == 502)
+			__atomic_store_n(&b->dead, 1, __ATOMIC_SEQ_CST);
+		return rc;
+	}
+	rc = sbx__connect_finish(&p->dec);
+	if (rc < 0)
+		goto broken;
+	if (p->eos_code[0] && strcmp(p->eos_code, "deadline_exceeded") == 0) {
+		res->status = SBX_RUN_TIMEOUT;
+		res->exit_code = 124;
+		res->limits_hit |= SBX_HIT_TIMEOUT;
+		return 0;
+	}
+	if (!p->have_end && p->eos_code[0])
+		return eos_error(p);
+	if (!p->have_end) {
+		rc = proto_error(p, "the process stream ended without an end event");
+		goto broken;
+	}
+	rc = map_end(p, res->duration_ms, res);
+	if (rc < 0)
+		goto broken;
+	return rc;
+broken:
+	/* A protocol break: nothing more from this sandbox is trusted. */
+	rc = sbx__error_code() ? sbx__error_code() : rc;
+	end_sandbox(p, 0);
+	set_ended(req, SBX__ENDED_ERROR);
+	return rc;
+}
+
 /*
  * Starts argv (final: already wrapped) in the sandbox and streams it to its
  * end. Fills res's status fields; output goes to req->sink.
@@ -699,12 +839,12 @@ int sbx__e2b_proc_run(struct e2b *e,
 	struct body body = {0};
 	struct proc p = {
 		.e = e, .b = b, .req = req, .in = req->stdin_data, .in_left = req->stdin_len};
+	struct proc_loop l = {.stream_cc = CURLE_OK};
 	struct e2b_req rq;
 	struct e2b_resp rs;
 	struct curl_slist *h = NULL;
 	uint64_t t0 = sbx__e2b_now_ms(), host_deadline = t0 + req->timeout_ms + SBX_E2B_GRACE_MS;
-	CURLcode stream_cc = CURLE_OK;
-	int stream_done = 0, killed = 0, backstop = 0, rc;
+	int rc;
 	CURLM *m = NULL;
 
 	if (__atomic_load_n(&b->dead, __ATOMIC_SEQ_CST))
@@ -743,42 +883,7 @@ int sbx__e2b_proc_run(struct e2b *e,
 	pthread_mutex_lock(&b->lock);
 	b->wake = m;
 	pthread_mutex_unlock(&b->lock);
-	for (;;) {
-		CURLMsg *msg;
-		int running = 0, q;
-		uint64_t now;
-		long wait;
-
-		curl_multi_perform(m, &running);
-		while ((msg = curl_multi_info_read(m, &q))) {
-			if (msg->msg != CURLMSG_DONE)
-				continue;
-			if (msg->easy_handle == p.stream) {
-				stream_done = 1;
-				stream_cc = msg->data.result;
-			} else if (msg->easy_handle == p.in_easy) {
-				stdin_done(&p, m, msg->data.result);
-			}
-		}
-		if (stream_done)
-			break;
-		if (__atomic_load_n(&b->dead, __ATOMIC_SEQ_CST)) {
-			killed = 1;
-			break;
-		}
-		now = sbx__e2b_now_ms();
-		if (now >= host_deadline) {
-			backstop = 1;
-			break;
-		}
-		if (p.have_start && !p.have_end && req->stdin_len && !p.in_done && !p.in_easy &&
-		    stdin_next(&p, m) < 0) {
-			p.nomem = 1;
-			break;
-		}
-		wait = (long)(host_deadline - now);
-		curl_multi_poll(m, NULL, 0, wait < POLL_MS ? (int)wait : POLL_MS, NULL);
-	}
+	proc_pump(&p, m, host_deadline, &l);
 	pthread_mutex_lock(&b->lock);
 	b->wake = NULL;
 	pthread_mutex_unlock(&b->lock);
@@ -786,94 +891,7 @@ int sbx__e2b_proc_run(struct e2b *e,
 	curl_multi_remove_handle(m, p.stream);
 	res->duration_ms = sbx__e2b_now_ms() - t0;
 	res->path = SBX_RUN_PATH_UNKNOWN;
-
-	if (p.canceled) {
-		end_sandbox(&p, 1);
-		set_ended(req, SBX__ENDED_KILLED);
-		rc = sbx__error_set(SBX_ECANCELED, SBX_ERRCLASS_REMOTE,
-				    "e2b: run canceled by the output callback; sandbox %s was "
-				    "deleted",
-				    b->id);
-		goto out;
-	}
-	if (p.nomem) {
-		rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_REMOTE, "out of memory for output");
-		goto out;
-	}
-	if (killed) {
-		/* sbx_sandbox_kill() from another thread, while the run was in flight. */
-		if (p.have_end && map_end(&p, res->duration_ms, res) == 0) {
-			rc = 0;
-			goto out;
-		}
-		sbx__error_clear();
-		res->status = SBX_RUN_KILLED;
-		res->term_signal = SIGKILL;
-		res->exit_code = 128 + SIGKILL;
-		rc = 0;
-		goto out;
-	}
-	if (backstop) {
-		/* The stream outlived its deadline by the grace: end the sandbox. */
-		end_sandbox(&p, 1);
-		set_ended(req, SBX__ENDED_TIMEOUT);
-		res->status = SBX_RUN_TIMEOUT;
-		res->exit_code = 124;
-		res->limits_hit |= SBX_HIT_TIMEOUT;
-		rc = 0;
-		goto out;
-	}
-	if (p.proto) {
-		sbx__e2b_restore_error(&p.err);
-		rc = SBX_EENGINE;
-		goto broken;
-	}
-	if (stream_done) {
-		curl_easy_getinfo(p.stream, CURLINFO_RESPONSE_CODE, &rs.status);
-		if (!p.status)
-			p.status = rs.status;
-	}
-	if (p.status == 0) {
-		/* No answer at all: nothing started, nothing to end. */
-		rc = sbx__e2b_finish(
-			p.stream, stream_cc == CURLE_OK ? CURLE_GOT_NOTHING : stream_cc, &rq, &rs);
-		goto out;
-	}
-	if (p.status != 200) {
-		struct e2b_resp er = {.status = p.status, .body = p.errbody};
-
-		rc = sbx__e2b_status_error(e, "start process", b->id, &er);
-		if (rc == SBX_ENOTFOUND && p.status == 502)
-			__atomic_store_n(&b->dead, 1, __ATOMIC_SEQ_CST);
-		goto out;
-	}
-	rc = sbx__connect_finish(&p.dec);
-	if (rc < 0)
-		goto broken;
-	if (p.eos_code[0] && strcmp(p.eos_code, "deadline_exceeded") == 0) {
-		res->status = SBX_RUN_TIMEOUT;
-		res->exit_code = 124;
-		res->limits_hit |= SBX_HIT_TIMEOUT;
-		rc = 0;
-		goto out;
-	}
-	if (!p.have_end && p.eos_code[0]) {
-		rc = eos_error(&p);
-		goto out;
-	}
-	if (!p.have_end) {
-		rc = proto_error(&p, "the process stream ended without an end event");
-		goto broken;
-	}
-	rc = map_end(&p, res->duration_ms, res);
-	if (rc < 0)
-		goto broken;
-	goto out;
-broken:
-	/* A protocol break: nothing more from this sandbox is trusted. */
-	rc = sbx__error_code() ? sbx__error_code() : rc;
-	end_sandbox(&p, 0);
-	set_ended(req, SBX__ENDED_ERROR);
+	rc = proc_outcome(&p, &l, &rq, &rs, res);
 out:
 	if (p.stream) {
 		curl_multi_remove_handle(m, p.stream);
