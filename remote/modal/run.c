@@ -453,6 +453,70 @@ on_end_call(struct run *r, int which, int rc, const struct sbx__grpc_status *st,
 	return END_ERROR;
 }
 
+/* The run's result, or its error, from how its loop ended (end: 0 or an
+ * END_* code); the sandbox is terminated where the run's state is unknown
+ * or not trusted. */
+static int run_outcome(struct run *r, int end, sbx_result *res, uint64_t exec_deadline)
+{
+	struct modal *m = r->m;
+	struct mbox *b = r->b;
+	const struct sbx_run_req *req = r->req;
+	int rc;
+
+	if (end == END_BACKSTOP) {
+		/* The router did not end the run by its deadline: end the sandbox. */
+		sbx__modal_terminate(m, b->id);
+		sbx__error_clear();
+		if (req->ended)
+			*req->ended = SBX__ENDED_TIMEOUT;
+		res->status = SBX_RUN_TIMEOUT;
+		res->exit_code = 124;
+		res->term_signal = 9;
+		res->limits_hit |= SBX_HIT_TIMEOUT;
+		rc = 0;
+	} else if (end == END_KILLED) {
+		/* Killed through sbx_sandbox_kill() while the run was in flight. */
+		sbx__error_clear();
+		res->status = SBX_RUN_KILLED;
+		res->exit_code = 137;
+		res->term_signal = 9;
+		rc = 0;
+	} else if (end == END_CANCEL && r->sink_rc == 1) {
+		sbx__modal_terminate(m, b->id);
+		if (req->ended)
+			*req->ended = SBX__ENDED_KILLED;
+		rc = sbx__error_set(SBX_ECANCELED, SBX_ERRCLASS_REMOTE,
+				    "modal: run canceled by the output callback; sandbox %s was "
+				    "terminated",
+				    b->id);
+	} else if (end == END_CANCEL) {
+		rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_REMOTE, "out of memory for output");
+	} else if (end == END_BREAK) {
+		char why[SBX_ERROR_MSG_MAX];
+
+		/* A protocol violation: the sandbox is not trusted any further. */
+		snprintf(why, sizeof(why), "%s", sbx_error_last()->message);
+		sbx__modal_terminate(m, b->id);
+		if (req->ended)
+			*req->ended = SBX__ENDED_ERROR;
+		rc = sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_REMOTE,
+				    "modal: sandbox %s broke the run protocol (%s), so it was "
+				    "terminated",
+				    b->id, why);
+	} else if (end == END_ERROR) {
+		int code = sbx__error_code() ? sbx__error_code() : SBX_EENGINE;
+
+		/* The run's state is unknown: end the sandbox rather than leave it running. */
+		if (req->ended)
+			*req->ended = SBX__ENDED_ERROR;
+		rc = sbx__modal_terminate_keep(m, b->id, code);
+	} else {
+		fill_exit(r, res, exec_deadline);
+		rc = 0;
+	}
+	return rc;
+}
+
 int sbx__modal_op_run(void *state, void *box, const struct sbx_run_req *req, sbx_result *res)
 {
 	struct modal *m = state;
@@ -544,57 +608,7 @@ int sbx__modal_op_run(void *state, void *box, const struct sbx_run_req *req, sbx
 	if (rc < 0 && !end) {
 		end = END_ERROR;
 	}
-	if (end == END_BACKSTOP) {
-		/* The router did not end the run by its deadline: end the sandbox. */
-		sbx__modal_terminate(m, b->id);
-		sbx__error_clear();
-		if (req->ended)
-			*req->ended = SBX__ENDED_TIMEOUT;
-		res->status = SBX_RUN_TIMEOUT;
-		res->exit_code = 124;
-		res->term_signal = 9;
-		res->limits_hit |= SBX_HIT_TIMEOUT;
-		rc = 0;
-	} else if (end == END_KILLED) {
-		/* Killed through sbx_sandbox_kill() while the run was in flight. */
-		sbx__error_clear();
-		res->status = SBX_RUN_KILLED;
-		res->exit_code = 137;
-		res->term_signal = 9;
-		rc = 0;
-	} else if (end == END_CANCEL && r->sink_rc == 1) {
-		sbx__modal_terminate(m, b->id);
-		if (req->ended)
-			*req->ended = SBX__ENDED_KILLED;
-		rc = sbx__error_set(SBX_ECANCELED, SBX_ERRCLASS_REMOTE,
-				    "modal: run canceled by the output callback; sandbox %s was "
-				    "terminated",
-				    b->id);
-	} else if (end == END_CANCEL) {
-		rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_REMOTE, "out of memory for output");
-	} else if (end == END_BREAK) {
-		char why[SBX_ERROR_MSG_MAX];
-
-		/* A protocol violation: the sandbox is not trusted any further. */
-		snprintf(why, sizeof(why), "%s", sbx_error_last()->message);
-		sbx__modal_terminate(m, b->id);
-		if (req->ended)
-			*req->ended = SBX__ENDED_ERROR;
-		rc = sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_REMOTE,
-				    "modal: sandbox %s broke the run protocol (%s), so it was "
-				    "terminated",
-				    b->id, why);
-	} else if (end == END_ERROR) {
-		int code = sbx__error_code() ? sbx__error_code() : SBX_EENGINE;
-
-		/* The run's state is unknown: end the sandbox rather than leave it running. */
-		if (req->ended)
-			*req->ended = SBX__ENDED_ERROR;
-		rc = sbx__modal_terminate_keep(m, b->id, code);
-	} else {
-		fill_exit(r, res, exec_deadline);
-		rc = 0;
-	}
+	rc = run_outcome(r, end, res, exec_deadline);
 out:
 	run_done(r);
 	free(r);
