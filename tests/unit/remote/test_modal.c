@@ -1,5 +1,5 @@
 /*
- * tests/unit/remote/test_modal.c: the modal backend (remote/modal/modal.c)
+ * tests/unit/remote/test_modal.c: the modal backend (remote/modal/)
  * through the public API, against a scripted control plane and command
  * router (tests/support/h2_peer.c; both on one loopback peer, the router
  * announced as https:// and dialed without TLS because the server URL is
