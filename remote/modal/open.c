@@ -19,8 +19,9 @@
  * This file opens the backend (the token pair, the server, the app that
  * proves them), checks a policy, and holds the ops table. A sandbox's life
  * is sandbox.c's, its image image.c's, a run run.c's; the control plane's
- * calls are client.c's, gRPC itself grpc.c's. Each file uses only those
- * below it: open.c, then run.c, sandbox.c, image.c, client.c, grpc.c.
+ * calls are client.c's, gRPC itself grpc-sync.c's and grpc.c's. Each file
+ * uses only those below it: open.c, then run.c, sandbox.c, image.c,
+ * client.c, grpc-sync.c, grpc.c.
  */
 #include <errno.h>
 #include <pthread.h>
