@@ -1,9 +1,10 @@
 /*
  * remote/e2b/e2b-int.h: internals of the e2b backend shared between its
  * files: the backend's state and a sandbox's box, the ops of the table in
- * open.c (a sandbox's life in sandbox.c, runs in run.c, files in files.c),
- * the HTTP transport and the control plane (rest.c), and the Connect
- * envelope decoder of the process stream (connect.c).
+ * open.c (a sandbox's life in sandbox.c, runs in run.c and their Start
+ * request in start.c, files in files.c), the HTTP transport and the
+ * control plane (rest.c), and the Connect envelope decoder of the process
+ * stream (connect.c).
  *
  * Every byte from E2B's API, its edge proxy and envd is untrusted input:
  * answers are read into capped buffers, parsed strictly, and a stream that
@@ -251,6 +252,23 @@ int sbx__e2b_op_reap(void *state,
 		     int only_local,
 		     sbx_reap_cb cb,
 		     void *payload);
+
+/*
+ * start.c: the Start request: one envelope. Its envs may hold secrets, so
+ * the JSON is escaped straight into a buffer that is wiped when freed
+ * (locked memory when the run has secrets) and never passes through
+ * jansson's copies.
+ */
+struct e2b_body {
+	char *p;
+	size_t len, size;
+	int locked;
+};
+
+/* Checks argv, the environment and the working directory, and writes the
+ * request into out; free it with sbx__e2b_body_free(). */
+int sbx__e2b_start_body(struct e2b_body *out, const struct sbx_run_req *req, char *const *argv);
+void sbx__e2b_body_free(struct e2b_body *b);
 
 /* run.c: runs. */
 /*

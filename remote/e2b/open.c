@@ -13,10 +13,11 @@
  *
  * This file opens the backend (the environment read the way E2B's SDKs do,
  * the API key proven at open), checks a policy, and holds the ops table. A
- * sandbox's life is sandbox.c's, a run is run.c's, files are files.c's;
- * the HTTP transport and the control plane are rest.c's, the Connect
- * envelopes connect.c's. Each file uses only those below it: open.c, then
- * files.c, run.c, sandbox.c, rest.c, connect.c.
+ * sandbox's life is sandbox.c's, a run is run.c's (its Start request
+ * start.c's), files are files.c's; the HTTP transport and the control
+ * plane are rest.c's, the Connect envelopes connect.c's. Each file uses
+ * only those below it: open.c, then files.c, run.c, start.c, sandbox.c,
+ * rest.c, connect.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
