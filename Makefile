@@ -47,7 +47,8 @@ PROTO_C := $(PROTO_SRC:%.proto=build/gen/%.pb-c.c)
 PROTO_H := $(PROTO_SRC:%.proto=build/gen/%.pb-c.h)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(PROTO_C:build/gen/%.c=$(B)/obj/gen/%.o)
 CPPFLAGS += -Ibuild/gen
-CLI_SRC := $(wildcard cli/*.c)
+# server/: the E2B-compatible server of `sandboxio serve`, linked into the CLI.
+CLI_SRC := $(wildcard cli/*.c server/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
 INIT_SRC := $(wildcard init/*.c) util/frame.c
 # sbx-init is static and never sanitized: it runs as PID 1 inside images that

@@ -2,7 +2,7 @@
  * cli/serve.c: `sandboxio serve --api e2b`: options, the API key file, the
  * listening socket, the ready line, signals and shutdown.
  *
- * The routes and their semantics live in cli/serve-*.c; this file owns the
+ * The routes and their semantics live in server/; this file owns the
  * process around them. Arguments are all checked before anything is touched
  * (a refused --listen creates no key file and opens no engine). The key is
  * never printed: a missing key file is created 0600 with O_EXCL from
@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/serve-int.h"
+#include "server/server.h"
 
 #define SERVE_DEFAULT_LISTEN "127.0.0.1:3000"
 #define SERVE_DEFAULT_MAX_TIMEOUT_S 3600u /* E2B's ceiling for its Hobby tier */

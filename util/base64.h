@@ -4,7 +4,7 @@
  *
  * Written here because none of the project's libraries exposes it: jansson
  * has no base64, and libcurl keeps its own encoder private. One copy serves
- * envd's protojson bytes (remote/e2b, cli/serve-*), gRPC's "-bin" headers
+ * envd's protojson bytes (remote/e2b, server/), gRPC's "-bin" headers
  * and JWT claims (remote/modal) and the redactor's encoded forms; the hex
  * digit reader serves percent-decoding and traceparent (core/trace.c).
  *

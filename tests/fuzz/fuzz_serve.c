@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_serve.c: libFuzzer target for the parsers of the CLI's
- * E2B-compatible server (cli/serve-*.c) that take a client's bytes, each
+ * E2B-compatible server (server/) that take a client's bytes, each
  * the lowest function that does: the NewSandbox body (parse_create(), and
  * its network rules, e2b_parse_network()), the metadata filter's query and
  * its percent-decoding (parse_metadata_filter(), pct_decode()), the list
@@ -23,9 +23,9 @@
  * cleaned and within its buffer, parsed uploads lie inside the body, and a time
  * rendered by rfc3339() parses back to the same millisecond.
  */
-#include "cli/serve-e2b.c"
-#include "cli/serve-envd.c"
-#include "cli/serve-process.c"
+#include "server/envd.c"
+#include "server/process.c"
+#include "server/rest.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,9 +1,9 @@
 /*
- * cli/serve-process.c: the requests of envd's process service
+ * server/process.c: the requests of envd's process service
  * (process.Process, Connect protocol, JSON codec) on the E2B-compatible
  * server: Start, a server stream, and the unary List, SendInput,
  * CloseStdin and SendSignal. Running the command and streaming its events
- * are cli/serve-run.c's.
+ * are server/run.c's.
  *
  * Requests are read as connect-go's protojson reads them: unknown fields
  * and wrong types are invalid_argument, null is an unset field, and bytes
@@ -25,7 +25,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
-#include "cli/serve-e2b-int.h"
+#include "server/server-int.h"
 #include "util/base64.h"
 
 #define MAX_PROCS 16 /* commands of one sandbox running or waiting their turn */

@@ -1,23 +1,23 @@
 /*
- * cli/serve-e2b-int.h: what the files of the E2B-compatible server of
+ * server/server-int.h: what the files of the E2B-compatible server of
  * `sandboxio serve --api e2b` share: its state, and the functions one file
  * offers the others (named e2b_*; everything else is static). The
- * interface with the rest of the command (cli/serve.c) is cli/serve-int.h.
+ * interface with the rest of the command (cli/serve.c) is server/server.h.
  *
  * The server gives E2B's REST control plane and envd's process and file
  * endpoints on one libmicrohttpd listener, backed by the Docker engine
  * through the public API alone (sbx_sandbox_create/run/close,
  * write_file/read_file). Wire facts follow E2B's spec, its infra and the JS
  * SDK (e2b 2.51.0); each route says where it differs. One job a file:
- *   serve-http.c     the daemon, each request's life (routing, auth, body
+ *   http.c           the daemon, each request's life (routing, auth, body
  *                    bounds) and the replies both APIs use
- *   serve-box.c      the sandboxes ("boxes"): registry, references,
+ *   box.c            the sandboxes ("boxes"): registry, references,
  *                    retirement, the busy slot, the timeout sweep
- *   serve-e2b.c      E2B's REST control plane
- *   serve-e2b-net.c  E2B's network fields as the library's allowlist
- *   serve-envd.c     envd's routes: health, files, E2B's paths and user
- *   serve-process.c  envd's process service: the requests
- *   serve-run.c      envd's process service: a command's run and stream
+ *   rest.c           E2B's REST control plane
+ *   rest-net.c       E2B's network fields as the library's allowlist
+ *   envd.c           envd's routes: health, files, E2B's paths and user
+ *   process.c        envd's process service: the requests
+ *   run.c            envd's process service: a command's run and stream
  *
  * Threads: libmicrohttpd runs a thread per connection, so a handler may
  * block (a create takes a second or two; a stream waits for output), and
@@ -27,8 +27,8 @@
  * expects it held. The library's util/ helpers (util/base64.h) are shared
  * with the command; its other internals are not.
  */
-#ifndef SBX_CLI_SERVE_E2B_INT_H
-#define SBX_CLI_SERVE_E2B_INT_H
+#ifndef SBX_SERVER_SERVER_INT_H
+#define SBX_SERVER_SERVER_INT_H
 
 #include <pthread.h>
 #include <stddef.h>
@@ -118,7 +118,7 @@ struct cli_e2b {
 	uint64_t max_timeout_s;
 	unsigned idle_timeout_s, auth_timeout_s;
 	uint64_t transfer_ms;	/* deadline of one file transfer */
-	struct e2b_conn *conns; /* every connection (serve-http.c) */
+	struct e2b_conn *conns; /* every connection (http.c) */
 	struct MHD_Daemon *mhd;
 	struct box *boxes[MAX_BOXES];
 	size_t nboxes;
@@ -146,7 +146,7 @@ struct create_req {
 	json_t *allow_out, *deny_out;
 };
 
-/* ===== serve-http.c: requests and replies ===== */
+/* ===== http.c: requests and replies ===== */
 
 const char *e2b_header(struct MHD_Connection *c, const char *name);
 const char *e2b_query(struct MHD_Connection *c, const char *name);
@@ -175,7 +175,7 @@ int e2b_string_array(json_t *v);
  * --auth-timeout of their accept; called with each sweep. */
 void e2b_conns_sweep(struct cli_e2b *srv);
 
-/* ===== serve-box.c: sandboxes, clocks and ids ===== */
+/* ===== box.c: sandboxes, clocks and ids ===== */
 
 uint64_t e2b_mono_ms(void);
 void e2b_cond_init(pthread_cond_t *cv);
@@ -189,7 +189,7 @@ void e2b_box_free(struct box *b);
 void e2b_box_unref(struct box *b);
 /* The box with this id, with a reference for the caller; NULL: none. */
 struct box *e2b_box_get(struct cli_e2b *srv, const char *id);
-/* Takes b out of the registry (mu held); see serve-box.c for *kill and the
+/* Takes b out of the registry (mu held); see box.c for *kill and the
  * reference the caller then drops. */
 int e2b_retire_locked(struct box *b, int *kill);
 void e2b_retire(struct box *b);
@@ -199,7 +199,7 @@ void e2b_retire(struct box *b);
 int e2b_box_acquire(struct box *b, uint64_t until);
 void e2b_box_release(struct box *b, int rc);
 
-/* ===== serve-e2b.c, serve-e2b-net.c: the REST control plane ===== */
+/* ===== rest.c, rest-net.c: the REST control plane ===== */
 
 enum MHD_Result e2b_rest(struct cli_e2b *srv,
 			 struct MHD_Connection *c,
@@ -219,7 +219,7 @@ int e2b_parse_network(
 int e2b_apply_network(
 	const struct create_req *cr, sbx_policy *p, json_t **echo, char *err, size_t esize);
 
-/* ===== serve-envd.c, serve-process.c, serve-run.c: envd ===== */
+/* ===== envd.c, process.c, run.c: envd ===== */
 
 /* One file part of a multipart/form-data body (pointers into the body). */
 struct e2b_upload {

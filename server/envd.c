@@ -1,8 +1,8 @@
 /*
- * cli/serve-envd.c: envd's routes on the E2B-compatible server: /health,
+ * server/envd.c: envd's routes on the E2B-compatible server: /health,
  * the file endpoints (GET /files downloads, POST /files uploads, as
  * multipart/form-data or application/octet-stream) and the dispatch of
- * process.Process calls to cli/serve-process.c; also E2B's paths and user
+ * process.Process calls to server/process.c; also E2B's paths and user
  * mapped onto the sandbox (its home /home/user is /workspace here, and
  * only its default user exists).
  *
@@ -19,7 +19,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
-#include "cli/serve-e2b-int.h"
+#include "server/server-int.h"
 
 /* ===== envd: paths and users ===== */
 

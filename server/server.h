@@ -1,15 +1,15 @@
 /*
- * cli/serve-int.h: what `sandboxio serve` (cli/serve.c: options, key file,
- * listener, signals) and the E2B-compatible server (cli/serve-*.c: routes
- * and their semantics, laid out in cli/serve-e2b-int.h) share.
+ * server/server.h: what `sandboxio serve` (cli/serve.c: options, key file,
+ * listener, signals) and the E2B-compatible server (server/: routes
+ * and their semantics, laid out in server/server-int.h) share.
  *
  * serve.c owns the process: it blocks the shutdown signals before any thread
  * exists, makes the listening socket, starts the server, prints the ready
  * line, and then calls cli_e2b_sweep() until a signal arrives. The server
  * never prints except to warn about a sandbox it could not remove.
  */
-#ifndef SBX_CLI_SERVE_INT_H
-#define SBX_CLI_SERVE_INT_H
+#ifndef SBX_SERVER_SERVER_H
+#define SBX_SERVER_SERVER_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,15 +1,15 @@
 /*
- * cli/serve-e2b.c: E2B's REST control plane, as the E2B-compatible server
+ * server/rest.c: E2B's REST control plane, as the E2B-compatible server
  * of `sandboxio serve --api e2b` gives it: create (POST /sandboxes), get,
  * delete, timeout, refreshes and connect (/sandboxes/{id}[/...]) and list
  * (GET /sandboxes and /v2/sandboxes, with E2B's metadata filter and
- * pagination). The server around it is described in cli/serve-e2b-int.h.
+ * pagination). The server around it is described in server/server-int.h.
  *
  * NewSandbox is parsed strictly: a wrong type is a 400, and a field this
  * server cannot honour is refused with 400 naming it, never ignored. A
  * sandbox's lifetime is fixed at create (the library's deadline); timeout
  * and connect move its end within that bound only. The network fields are
- * cli/serve-e2b-net.c's. The metadata filter's percent-decoding reads hex
+ * server/rest-net.c's. The metadata filter's percent-decoding reads hex
  * digits with util/base64.h's sbx__hexval (the library's util/ helpers are
  * shared with the command; its other internals are not).
  */
@@ -23,7 +23,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
-#include "cli/serve-e2b-int.h"
+#include "server/server-int.h"
 #include "util/base64.h"
 
 #define ENVD_VERSION "0.5.7" /* >= 0.5.7: octet-stream uploads; < 0.6.2: no file metadata */

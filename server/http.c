@@ -1,5 +1,5 @@
 /*
- * cli/serve-http.c: the HTTP side of the E2B-compatible server: the
+ * server/http.c: the HTTP side of the E2B-compatible server: the
  * libmicrohttpd daemon (start and stop) and the life of each request, from
  * its headers to its completion: routing to the REST control plane or to
  * envd (an E2b-Sandbox-Id header, or a Host of <port>-<id>.<domain>),
@@ -24,8 +24,8 @@
 #include <microhttpd.h>
 
 #include "cli/cli.h"
-#include "cli/serve-e2b-int.h"
-#include "cli/serve-int.h"
+#include "server/server-int.h"
+#include "server/server.h"
 
 /* ===== Small helpers ===== */
 

@@ -1,5 +1,5 @@
 /*
- * cli/serve-run.c: one command of envd's process service on the
+ * server/run.c: one command of envd's process service on the
  * E2B-compatible server, from its run to the end of its stream: the worker
  * thread that waits for the box's busy slot and runs the command, the
  * output callback that frames each chunk (at most 32 KiB, base64, as envd
@@ -25,7 +25,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
-#include "cli/serve-e2b-int.h"
+#include "server/server-int.h"
 #include "util/base64.h"
 
 #define QUEUE_MAX (1u << 20)

@@ -1,5 +1,5 @@
 /*
- * cli/serve-e2b-net.c: E2B's network fields of a NewSandbox (network.
+ * server/rest-net.c: E2B's network fields of a NewSandbox (network.
  * allowOut, denyOut and allowPublicTraffic, allow_internet_access) read
  * strictly and expressed as a sandboxio policy, whose network is an
  * allowlist.
@@ -19,8 +19,8 @@
 
 #include <jansson.h>
 
-#include "cli/serve-e2b-int.h"
 #include "netpolicy/allow-int.h"
+#include "server/server-int.h"
 
 int e2b_parse_network(
 	json_t *net, struct create_req *cr, char *bad, size_t bsize, char *err, size_t esize)

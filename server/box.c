@@ -1,5 +1,5 @@
 /*
- * cli/serve-box.c: the sandboxes of the E2B-compatible server ("boxes"):
+ * server/box.c: the sandboxes of the E2B-compatible server ("boxes"):
  * the registry, their references, retirement, the busy slot, and the sweep
  * of those whose timeout has passed; also the clock, waits and random ids
  * the server's threads use.
@@ -24,8 +24,8 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
-#include "cli/serve-e2b-int.h"
-#include "cli/serve-int.h"
+#include "server/server-int.h"
+#include "server/server.h"
 
 /* ===== Clocks, waits and ids ===== */
 
