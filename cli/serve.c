@@ -630,7 +630,7 @@ static int default_image(const struct cli_opts *o, const sbx_config *cfg, char *
 	return rc;
 }
 
-static int serve_loop(struct cli_e2b *srv, const sigset_t *set)
+static int serve_loop(struct sbxs_server *srv, const sigset_t *set)
 {
 	struct timespec ts = {0, SWEEP_NS};
 	siginfo_t info;
@@ -640,16 +640,16 @@ static int serve_loop(struct cli_e2b *srv, const sigset_t *set)
 		sig = sigtimedwait(set, &info, &ts);
 		if (sig > 0)
 			return sig;
-		cli_e2b_sweep(srv);
+		sbxs_sweep(srv);
 	}
 }
 
 int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 {
 	struct serve_args a = {.listen = SERVE_DEFAULT_LISTEN};
-	struct cli_e2b_config ec = {0};
+	struct sbxs_config ec = {0};
 	struct cli_opts as_create;
-	struct cli_e2b *srv = NULL;
+	struct sbxs_server *srv = NULL;
 	struct listen_addr la;
 	sbx_config *cfg = NULL;
 	sbx_backend *b = NULL;
@@ -776,7 +776,7 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 	ec.auth_timeout_s = auth_s;
 	ec.idle_timeout_s = SERVE_IDLE_TIMEOUT_S;
 	ec.transfer_timeout_ms = (uint64_t)transfer_s * 1000;
-	if (cli_e2b_start(&srv, &ec, err, sizeof(err)) < 0) {
+	if (sbxs_start(&srv, &ec, err, sizeof(err)) < 0) {
 		cli_print_error(o, SBX_ERROR, "serve: %s", err);
 		close(fd);
 		rc = CLI_EXIT_FAIL;
@@ -791,7 +791,7 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 		sig = serve_loop(srv, &set);
 		cli_warn("serve: signal %d: closing every sandbox", sig);
 	}
-	cli_e2b_stop(srv);
+	sbxs_stop(srv);
 out:
 	explicit_bzero(key, sizeof(key));
 	free(image);

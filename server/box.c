@@ -29,7 +29,7 @@
 
 /* ===== Clocks, waits and ids ===== */
 
-uint64_t e2b_mono_ms(void)
+uint64_t sbxs_mono_ms(void)
 {
 	struct timespec ts;
 
@@ -37,7 +37,7 @@ uint64_t e2b_mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-void e2b_cond_init(pthread_cond_t *cv)
+void sbxs_cond_init(pthread_cond_t *cv)
 {
 	pthread_condattr_t a;
 
@@ -47,7 +47,7 @@ void e2b_cond_init(pthread_cond_t *cv)
 	pthread_condattr_destroy(&a);
 }
 
-void e2b_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t until_ms)
+void sbxs_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t until_ms)
 {
 	struct timespec ts = {.tv_sec = (time_t)(until_ms / 1000),
 			      .tv_nsec = (long)(until_ms % 1000) * 1000000L};
@@ -92,7 +92,7 @@ static int random_id(char out[21])
 }
 
 /* bytes random bytes as 2 * bytes hex digits and a NUL (an access token). */
-int e2b_random_hex(char *out, size_t bytes)
+int sbxs_random_hex(char *out, size_t bytes)
 {
 	unsigned char r[64];
 
@@ -106,20 +106,20 @@ int e2b_random_hex(char *out, size_t bytes)
 
 /* ===== Sandboxes ===== */
 
-struct box *e2b_box_new(struct cli_e2b *srv)
+struct sbxs_box *sbxs_box_new(struct sbxs_server *srv)
 {
-	struct box *b = calloc(1, sizeof(*b));
+	struct sbxs_box *b = calloc(1, sizeof(*b));
 
 	if (!b)
 		return NULL;
 	b->srv = srv;
 	b->refs = 1;
-	e2b_cond_init(&b->cv);
+	sbxs_cond_init(&b->cv);
 	return b;
 }
 
 /* Registers b (mu held) under a fresh id. */
-int e2b_register_locked(struct cli_e2b *srv, struct box *b)
+int sbxs_register_locked(struct sbxs_server *srv, struct sbxs_box *b)
 {
 	for (int attempt = 0; attempt < 8; attempt++) {
 		int taken = 0;
@@ -137,7 +137,7 @@ int e2b_register_locked(struct cli_e2b *srv, struct box *b)
 	return -1;
 }
 
-void e2b_box_free(struct box *b)
+void sbxs_box_free(struct sbxs_box *b)
 {
 	if (b->s && sbx_sandbox_close(b->s) < 0)
 		cli_warn("serve: sandbox %s: %s", b->id, sbx_error_last()->message);
@@ -150,9 +150,9 @@ void e2b_box_free(struct box *b)
 }
 
 /* Drops a reference; the last one closes the sandbox (mu not held). */
-void e2b_box_unref(struct box *b)
+void sbxs_box_unref(struct sbxs_box *b)
 {
-	struct cli_e2b *srv = b->srv;
+	struct sbxs_server *srv = b->srv;
 	int counted = b->s != NULL;
 
 	pthread_mutex_lock(&srv->mu);
@@ -161,7 +161,7 @@ void e2b_box_unref(struct box *b)
 		return;
 	}
 	pthread_mutex_unlock(&srv->mu);
-	e2b_box_free(b);
+	sbxs_box_free(b);
 	if (!counted)
 		return;
 	pthread_mutex_lock(&srv->mu);
@@ -171,9 +171,9 @@ void e2b_box_unref(struct box *b)
 }
 
 /* The box with this id, with a reference for the caller; NULL: none. */
-struct box *e2b_box_get(struct cli_e2b *srv, const char *id)
+struct sbxs_box *sbxs_box_get(struct sbxs_server *srv, const char *id)
 {
-	struct box *b = NULL;
+	struct sbxs_box *b = NULL;
 
 	pthread_mutex_lock(&srv->mu);
 	for (size_t k = 0; k < srv->nboxes; k++)
@@ -189,13 +189,13 @@ struct box *e2b_box_get(struct cli_e2b *srv, const char *id)
 /*
  * Takes a box out of the registry (mu held): from now on it is not found.
  * Wakes whatever waits on it. Returns 1 when the caller must drop the
- * registry's reference (e2b_box_unref, after unlocking); *kill tells that a
+ * registry's reference (sbxs_box_unref, after unlocking); *kill tells that a
  * library call is in progress on it and must be ended with
  * sbx_sandbox_kill() (after unlocking, before the unref).
  */
-int e2b_retire_locked(struct box *b, int *kill)
+int sbxs_retire_locked(struct sbxs_box *b, int *kill)
 {
-	struct cli_e2b *srv = b->srv;
+	struct sbxs_server *srv = b->srv;
 
 	*kill = 0;
 	if (b->retired)
@@ -208,35 +208,35 @@ int e2b_retire_locked(struct box *b, int *kill)
 			break;
 		}
 	pthread_cond_broadcast(&b->cv);
-	for (struct proc *pr = b->procs; pr; pr = pr->next)
+	for (struct sbxs_proc *pr = b->procs; pr; pr = pr->next)
 		pthread_cond_broadcast(&pr->cv);
 	return 1;
 }
 
-void e2b_retire(struct box *b)
+void sbxs_retire(struct sbxs_box *b)
 {
 	int kill, drop;
 
 	pthread_mutex_lock(&b->srv->mu);
-	drop = e2b_retire_locked(b, &kill);
+	drop = sbxs_retire_locked(b, &kill);
 	pthread_mutex_unlock(&b->srv->mu);
 	if (kill)
 		sbx_sandbox_kill(b->s);
 	if (drop)
-		e2b_box_unref(b);
+		sbxs_box_unref(b);
 }
 
 /* Waits for the box's busy slot, at most until its end and until (a
  * monotonic ms; 0: no bound of the caller's). Returns 0 with the slot
  * taken, -1 when the box ended first, -2 when until passed first. */
-int e2b_box_acquire(struct box *b, uint64_t until)
+int sbxs_box_acquire(struct sbxs_box *b, uint64_t until)
 {
-	struct cli_e2b *srv = b->srv;
+	struct sbxs_server *srv = b->srv;
 	int rc = 0;
 
 	pthread_mutex_lock(&srv->mu);
 	for (;;) {
-		uint64_t now = e2b_mono_ms(), wake = now + 1000;
+		uint64_t now = sbxs_mono_ms(), wake = now + 1000;
 
 		if (b->retired || srv->stopping || now >= b->end_mono) {
 			rc = -1;
@@ -252,7 +252,7 @@ int e2b_box_acquire(struct box *b, uint64_t until)
 			wake = b->end_mono;
 		if (until && until < wake)
 			wake = until;
-		e2b_wait_until(&b->cv, &srv->mu, wake);
+		sbxs_wait_until(&b->cv, &srv->mu, wake);
 	}
 	if (rc == 0)
 		b->busy = 1;
@@ -261,39 +261,39 @@ int e2b_box_acquire(struct box *b, uint64_t until)
 }
 
 /* Gives the slot back; a library error that killed the sandbox retires it. */
-void e2b_box_release(struct box *b, int rc)
+void sbxs_box_release(struct sbxs_box *b, int rc)
 {
 	pthread_mutex_lock(&b->srv->mu);
 	b->busy = 0;
 	pthread_cond_broadcast(&b->cv);
 	pthread_mutex_unlock(&b->srv->mu);
 	if (rc == SBX_ECANCELED || rc == SBX_ETIMEOUT)
-		e2b_retire(b);
+		sbxs_retire(b);
 }
 
-void cli_e2b_sweep(struct cli_e2b *srv)
+void sbxs_sweep(struct sbxs_server *srv)
 {
-	struct box *dead[MAX_BOXES];
+	struct sbxs_box *dead[MAX_BOXES];
 	int kill[MAX_BOXES];
 	size_t n = 0, k = 0;
-	uint64_t now = e2b_mono_ms();
+	uint64_t now = sbxs_mono_ms();
 
-	e2b_conns_sweep(srv);
+	sbxs_conns_sweep(srv);
 	pthread_mutex_lock(&srv->mu);
 	while (k < srv->nboxes) {
-		struct box *b = srv->boxes[k];
+		struct sbxs_box *b = srv->boxes[k];
 
 		if (b->end_mono > now) {
 			k++;
 			continue;
 		}
-		if (e2b_retire_locked(b, &kill[n])) /* moves the last box into slot k */
+		if (sbxs_retire_locked(b, &kill[n])) /* moves the last box into slot k */
 			dead[n++] = b;
 	}
 	pthread_mutex_unlock(&srv->mu);
 	for (k = 0; k < n; k++) {
 		if (kill[k])
 			sbx_sandbox_kill(dead[k]->s);
-		e2b_box_unref(dead[k]);
+		sbxs_box_unref(dead[k]);
 	}
 }

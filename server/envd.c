@@ -30,7 +30,7 @@
  * repeated slashes go, ".." removes a segment and stops at /), so the
  * library, which refuses "..", gets a plain absolute path.
  */
-int e2b_map_path(const char *in, char *out, size_t size)
+int sbxs_map_path(const char *in, char *out, size_t size)
 {
 	char tmp[PATH_MAX_LEN + 16];
 	const char *rest;
@@ -74,7 +74,7 @@ int e2b_map_path(const char *in, char *out, size_t size)
 }
 
 /* Only E2B's default user exists here (commands run as the sandbox user). */
-int e2b_user_ok(const char *name)
+int sbxs_user_ok(const char *name)
 {
 	return !name || !*name || strcmp(name, "user") == 0;
 }
@@ -147,29 +147,29 @@ struct xfer {
 	int fd;		   /* the client's socket */
 };
 
-static void xfer_begin(struct xfer *x, struct cli_e2b *srv, struct MHD_Connection *c)
+static void xfer_begin(struct xfer *x, struct sbxs_server *srv, struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 
-	x->deadline = e2b_mono_ms() + srv->transfer_ms;
+	x->deadline = sbxs_mono_ms() + srv->transfer_ms;
 	x->fd = ci ? ci->connect_fd : -1;
 }
 
 /* Takes the slot within the transfer's deadline; a reply when it cannot. */
 static enum MHD_Result
-xfer_acquire(struct MHD_Connection *c, struct box *b, struct xfer *x, int *ok)
+xfer_acquire(struct MHD_Connection *c, struct sbxs_box *b, struct xfer *x, int *ok)
 {
-	int rc = e2b_box_acquire(b, x->deadline);
+	int rc = sbxs_box_acquire(b, x->deadline);
 
 	*ok = rc == 0;
 	if (rc == -2)
-		return e2b_envd_error(c, 503,
-				      "the sandbox stayed busy with another command past the "
-				      "transfer's deadline (%llu s)",
-				      (unsigned long long)(b->srv->transfer_ms / 1000));
+		return sbxs_envd_error(c, 503,
+				       "the sandbox stayed busy with another command past the "
+				       "transfer's deadline (%llu s)",
+				       (unsigned long long)(b->srv->transfer_ms / 1000));
 	if (rc < 0)
-		return e2b_envd_error(c, 502, "The sandbox was not found");
+		return sbxs_envd_error(c, 502, "The sandbox was not found");
 	return MHD_YES;
 }
 
@@ -178,7 +178,7 @@ xfer_acquire(struct MHD_Connection *c, struct box *b, struct xfer *x, int *ok)
  * sandbox's run timeout and life). Returns the library's code; *timed_out
  * when the deadline ended it.
  */
-static int xfer_run(struct box *b,
+static int xfer_run(struct sbxs_box *b,
 		    const struct xfer *x,
 		    const char *const *argv,
 		    const void *in,
@@ -187,7 +187,7 @@ static int xfer_run(struct box *b,
 		    int *timed_out)
 {
 	sbx_run_options ro = SBX_RUN_OPTIONS_INIT;
-	uint64_t now = e2b_mono_ms(), t;
+	uint64_t now = sbxs_mono_ms(), t;
 	int rc;
 
 	*r = NULL;
@@ -214,7 +214,7 @@ static int xfer_run(struct box *b,
 
 /* The reply to a transfer program that did not succeed. */
 static enum MHD_Result xfer_failed(struct MHD_Connection *c,
-				   struct cli_e2b *srv,
+				   struct sbxs_server *srv,
 				   const char *path,
 				   int rc,
 				   const sbx_result *r,
@@ -222,50 +222,50 @@ static enum MHD_Result xfer_failed(struct MHD_Connection *c,
 				   int writing)
 {
 	if (timed_out)
-		return e2b_envd_error(c, 504,
-				      "the %s of '%.512s' did not finish within the transfer's "
-				      "deadline (%llu s); it was stopped",
-				      writing ? "upload" : "download", path,
-				      (unsigned long long)(srv->transfer_ms / 1000));
+		return sbxs_envd_error(c, 504,
+				       "the %s of '%.512s' did not finish within the transfer's "
+				       "deadline (%llu s); it was stopped",
+				       writing ? "upload" : "download", path,
+				       (unsigned long long)(srv->transfer_ms / 1000));
 	if (rc < 0)
-		return e2b_envd_error(c, rc == SBX_ECANCELED || rc == SBX_ETIMEOUT ? 502 : 500,
-				      "the sandbox could not %s the file (%s)",
-				      writing ? "write" : "read", sbx_strerror(rc));
+		return sbxs_envd_error(c, rc == SBX_ECANCELED || rc == SBX_ETIMEOUT ? 502 : 500,
+				       "the sandbox could not %s the file (%s)",
+				       writing ? "write" : "read", sbx_strerror(rc));
 	if (r->status != SBX_RUN_EXITED)
-		return e2b_envd_error(c, 500, "the %s of '%.512s' was ended (%s)",
-				      writing ? "upload" : "download", path,
-				      sbx_run_status_name(r->status));
+		return sbxs_envd_error(c, 500, "the %s of '%.512s' was ended (%s)",
+				       writing ? "upload" : "download", path,
+				       sbx_run_status_name(r->status));
 	switch (r->exit_code) {
 	case X_NOENT:
-		return e2b_envd_error(c, 404, "path '%.512s' does not exist", path);
+		return sbxs_envd_error(c, 404, "path '%.512s' does not exist", path);
 	case X_ISDIR:
-		return e2b_envd_error(c, 400, "path '%.512s' is a directory", path);
+		return sbxs_envd_error(c, 400, "path '%.512s' is a directory", path);
 	case X_DANGLING:
-		return e2b_envd_error(c, 400,
-				      "path '%.512s' is a symbolic link that leads nowhere (a "
-				      "missing target or a loop)",
-				      path);
+		return sbxs_envd_error(c, 400,
+				       "path '%.512s' is a symbolic link that leads nowhere (a "
+				       "missing target or a loop)",
+				       path);
 	case X_SPECIAL:
-		return e2b_envd_error(c, 400,
-				      "path '%.512s' is not a regular file (a device, FIFO or "
-				      "socket); only regular files are transferred",
-				      path);
+		return sbxs_envd_error(c, 400,
+				       "path '%.512s' is not a regular file (a device, FIFO or "
+				       "socket); only regular files are transferred",
+				       path);
 	case X_DENIED:
-		return e2b_envd_error(c, 403, "path '%.512s' cannot be %s by the sandbox user",
-				      path, writing ? "written" : "read");
+		return sbxs_envd_error(c, 403, "path '%.512s' cannot be %s by the sandbox user",
+				       path, writing ? "written" : "read");
 	case X_MKDIR:
-		return e2b_envd_error(c, 403, "the directory of '%.512s' cannot be created", path);
+		return sbxs_envd_error(c, 403, "the directory of '%.512s' cannot be created", path);
 	case 127:
 	case 126:
-		return e2b_envd_error(c, 500,
-				      "the sandbox's image lacks the shell tools files move "
-				      "through (sh, head, tail, cat)");
+		return sbxs_envd_error(c, 500,
+				       "the sandbox's image lacks the shell tools files move "
+				       "through (sh, head, tail, cat)");
 	default:
 		if (writing && r->stderr_data && strstr(r->stderr_data, "No space left"))
-			return e2b_envd_error(c, 507, "no space left in the sandbox for '%.512s'",
-					      path);
-		return e2b_envd_error(c, 400, "path '%.512s' could not be %s as a file", path,
-				      writing ? "written" : "read");
+			return sbxs_envd_error(c, 507, "no space left in the sandbox for '%.512s'",
+					       path);
+		return sbxs_envd_error(c, 400, "path '%.512s' could not be %s as a file", path,
+				       writing ? "written" : "read");
 	}
 }
 
@@ -276,12 +276,13 @@ static int client_left(int fd)
 	return fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLRDHUP));
 }
 
-static enum MHD_Result envd_download(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq)
+static enum MHD_Result
+envd_download(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq)
 {
-	const char *given = e2b_query(c, "path");
+	const char *given = sbxs_query(c, "path");
 	const char *argv[] = {"sh", "-c", read_script, "sbx-read", NULL, NULL, NULL, NULL};
 	char path[PATH_MAX_LEN + 16], off_s[24], n_s[24];
-	struct box *b = rq->box;
+	struct sbxs_box *b = rq->box;
 	struct MHD_Response *resp;
 	struct xfer x;
 	char *data = NULL;
@@ -291,14 +292,14 @@ static enum MHD_Result envd_download(struct cli_e2b *srv, struct MHD_Connection 
 	int ok, rc = 0, timed_out = 0, left = 0, redacted = 0;
 	sbx_result *r = NULL;
 
-	if (!e2b_user_ok(e2b_query(c, "username")))
-		return e2b_envd_error(c, 401, "user '%.64s' is not available on this server",
-				      e2b_query(c, "username"));
-	if (!given || e2b_map_path(given, path, sizeof(path)) < 0)
-		return e2b_envd_error(c, 400, "invalid path '%.512s'", given ? given : "");
+	if (!sbxs_user_ok(sbxs_query(c, "username")))
+		return sbxs_envd_error(c, 401, "user '%.64s' is not available on this server",
+				       sbxs_query(c, "username"));
+	if (!given || sbxs_map_path(given, path, sizeof(path)) < 0)
+		return sbxs_envd_error(c, 400, "invalid path '%.512s'", given ? given : "");
 	if (!names_fit(path))
-		return e2b_envd_error(c, 400, "path '%.512s' has a name longer than 255 bytes",
-				      path);
+		return sbxs_envd_error(c, 400, "path '%.512s' has a name longer than 255 bytes",
+				       path);
 	/* A slice is what one run may return: the sandbox's output cap. */
 	cap = sbx_policy_limit(sbx_sandbox_policy(b->s), SBX_LIMIT_OUTPUT);
 	slice = cap > 0 && (uint64_t)cap < FILE_MAX + 1 ? (size_t)cap : FILE_MAX + 1;
@@ -345,7 +346,7 @@ static enum MHD_Result envd_download(struct cli_e2b *srv, struct MHD_Connection 
 			break;
 		}
 	}
-	e2b_box_release(b, rc);
+	sbxs_box_release(b, rc);
 	if (left) {
 		free(data);
 		return MHD_NO; /* the client went away between slices */
@@ -353,7 +354,7 @@ static enum MHD_Result envd_download(struct cli_e2b *srv, struct MHD_Connection 
 	if (redacted) {
 		sbx_result_free(r);
 		free(data);
-		return e2b_envd_error(
+		return sbxs_envd_error(
 			c, 403, "path '%.512s' holds a secret value, which is never given out",
 			path);
 	}
@@ -366,7 +367,7 @@ static enum MHD_Result envd_download(struct cli_e2b *srv, struct MHD_Connection 
 	sbx_result_free(r);
 	if (len > FILE_MAX) {
 		free(data);
-		return e2b_envd_error(c, 413, "path '%.512s' is larger than 64 MiB", path);
+		return sbxs_envd_error(c, 413, "path '%.512s' is larger than 64 MiB", path);
 	}
 	resp = MHD_create_response_from_buffer(len, data ? data : (void *)"",
 					       data ? MHD_RESPMEM_MUST_FREE
@@ -376,7 +377,7 @@ static enum MHD_Result envd_download(struct cli_e2b *srv, struct MHD_Connection 
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, "Content-Type", "application/octet-stream");
-	return e2b_queue(c, 200, resp);
+	return sbxs_queue(c, 200, resp);
 }
 
 /* The value of a Content-Disposition parameter (name="..."), unquoted. */
@@ -429,13 +430,13 @@ static const char *next_delimiter(const char *p, const char *end, const char *de
 	return NULL;
 }
 
-int e2b_parse_multipart(const char *ct,
-			const char *body,
-			size_t len,
-			struct e2b_upload *ups,
-			int max,
-			char *err,
-			size_t esize)
+int sbxs_parse_multipart(const char *ct,
+			 const char *body,
+			 size_t len,
+			 struct sbxs_upload *ups,
+			 int max,
+			 char *err,
+			 size_t esize)
 {
 	char delim[80]; /* CRLF "--" boundary */
 	const char *bnd, *p, *end = body + len;
@@ -517,53 +518,54 @@ int e2b_parse_multipart(const char *ct,
 
 #define MAX_UPLOADS 64
 
-static enum MHD_Result envd_upload(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq)
+static enum MHD_Result
+envd_upload(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq)
 {
-	const char *ct = e2b_header(c, "Content-Type"), *given = e2b_query(c, "path");
-	const char *ce = e2b_header(c, "Content-Encoding");
+	const char *ct = sbxs_header(c, "Content-Type"), *given = sbxs_query(c, "path");
+	const char *ce = sbxs_header(c, "Content-Encoding");
 	const char *argv[] = {"sh", "-c", write_script, "sbx-write", NULL, NULL};
-	struct e2b_upload ups[MAX_UPLOADS];
+	struct sbxs_upload ups[MAX_UPLOADS];
 	char path[PATH_MAX_LEN + 16], name[PATH_MAX_LEN + 16], err[512];
-	struct box *b = rq->box;
+	struct sbxs_box *b = rq->box;
 	struct xfer x;
 	sbx_result *r = NULL;
 	enum MHD_Result ret;
 	json_t *out;
 	int n, rc = 0, ok, timed_out = 0, failed = 0;
 
-	if (!e2b_user_ok(e2b_query(c, "username")))
-		return e2b_envd_error(c, 401, "user '%.64s' is not available on this server",
-				      e2b_query(c, "username"));
+	if (!sbxs_user_ok(sbxs_query(c, "username")))
+		return sbxs_envd_error(c, 401, "user '%.64s' is not available on this server",
+				       sbxs_query(c, "username"));
 	if (ce && strcasecmp(ce, "identity") != 0)
-		return e2b_envd_error(
+		return sbxs_envd_error(
 			c, 415, "Content-Encoding '%.32s' is not supported by this server", ce);
 	if (ct && strncasecmp(ct, "multipart/form-data", 19) == 0) {
-		n = e2b_parse_multipart(ct, rq->body ? rq->body : "", rq->len, ups, MAX_UPLOADS,
-					err, sizeof(err));
+		n = sbxs_parse_multipart(ct, rq->body ? rq->body : "", rq->len, ups, MAX_UPLOADS,
+					 err, sizeof(err));
 		if (n < 0)
-			return e2b_envd_error(c, 400, "%s", err);
+			return sbxs_envd_error(c, 400, "%s", err);
 		if (n == 0)
-			return e2b_envd_error(c, 400, "no file part in the upload");
+			return sbxs_envd_error(c, 400, "no file part in the upload");
 		if (given && n > 1)
-			return e2b_envd_error(c, 400, "path names one file, and the upload has %d",
-					      n);
+			return sbxs_envd_error(c, 400, "path names one file, and the upload has %d",
+					       n);
 	} else if (ct && strncasecmp(ct, "application/octet-stream", 24) == 0) {
 		if (!given)
-			return e2b_envd_error(c, 400,
-					      "an application/octet-stream upload needs path");
-		ups[0] = (struct e2b_upload){.data = rq->body ? rq->body : "", .len = rq->len};
+			return sbxs_envd_error(c, 400,
+					       "an application/octet-stream upload needs path");
+		ups[0] = (struct sbxs_upload){.data = rq->body ? rq->body : "", .len = rq->len};
 		n = 1;
 	} else {
-		return e2b_envd_error(c, 400,
-				      "Content-Type must be multipart/form-data or "
-				      "application/octet-stream");
+		return sbxs_envd_error(c, 400,
+				       "Content-Type must be multipart/form-data or "
+				       "application/octet-stream");
 	}
 	for (int k = 0; k < n; k++) {
 		if (ups[k].len > FILE_MAX)
-			return e2b_envd_error(c, 413, "a file is larger than 64 MiB");
+			return sbxs_envd_error(c, 413, "a file is larger than 64 MiB");
 		if (!given &&
 		    (!ups[k].name || ups[k].name_len == 0 || ups[k].name_len >= sizeof(name)))
-			return e2b_envd_error(c, 400, "a file part names no path");
+			return sbxs_envd_error(c, 400, "a file part names no path");
 	}
 	out = json_array();
 	xfer_begin(&x, srv, c);
@@ -581,15 +583,15 @@ static enum MHD_Result envd_upload(struct cli_e2b *srv, struct MHD_Connection *c
 			name[ups[k].name_len] = '\0';
 			want = name;
 		}
-		if (e2b_map_path(want, path, sizeof(path)) < 0 || strcmp(path, "/") == 0) {
-			e2b_box_release(b, 0);
+		if (sbxs_map_path(want, path, sizeof(path)) < 0 || strcmp(path, "/") == 0) {
+			sbxs_box_release(b, 0);
 			json_decref(out);
-			return e2b_envd_error(c, 400, "invalid path '%.512s'", want);
+			return sbxs_envd_error(c, 400, "invalid path '%.512s'", want);
 		}
 		if (!names_fit(path)) {
-			e2b_box_release(b, 0);
+			sbxs_box_release(b, 0);
 			json_decref(out);
-			return e2b_envd_error(
+			return sbxs_envd_error(
 				c, 400, "path '%.512s' has a name longer than 255 bytes", path);
 		}
 		rc = xfer_run(b, &x, argv, ups[k].data, ups[k].len, &r, &timed_out);
@@ -602,53 +604,53 @@ static enum MHD_Result envd_upload(struct cli_e2b *srv, struct MHD_Connection *c
 			r = NULL;
 		}
 	}
-	e2b_box_release(b, rc);
+	sbxs_box_release(b, rc);
 	if (failed) {
 		ret = xfer_failed(c, srv, path, rc, r, timed_out, 1);
 		sbx_result_free(r);
 		json_decref(out);
 		return ret;
 	}
-	return e2b_reply_json(c, 200, out);
+	return sbxs_reply_json(c, 200, out);
 }
 
 /* ===== envd: routes ===== */
 
-enum MHD_Result e2b_envd(struct cli_e2b *srv,
-			 struct MHD_Connection *c,
-			 struct req *rq,
-			 const char *method,
-			 const char *url)
+enum MHD_Result sbxs_envd(struct sbxs_server *srv,
+			  struct MHD_Connection *c,
+			  struct sbxs_req *rq,
+			  const char *method,
+			  const char *url)
 {
 	if (strcmp(url, "/health") == 0)
-		return strcmp(method, "GET") == 0 ? e2b_reply_empty(c, 204)
-						  : e2b_envd_error(c, 405, "method not allowed");
+		return strcmp(method, "GET") == 0 ? sbxs_reply_empty(c, 204)
+						  : sbxs_envd_error(c, 405, "method not allowed");
 	if (strcmp(url, "/files") == 0) {
 		if (strcmp(method, "GET") == 0)
 			return envd_download(srv, c, rq);
 		if (strcmp(method, "POST") == 0)
 			return envd_upload(srv, c, rq);
-		return e2b_envd_error(c, 405, "method not allowed");
+		return sbxs_envd_error(c, 405, "method not allowed");
 	}
 	if (strncmp(url, "/process.Process/", 17) == 0 && strcmp(method, "POST") == 0) {
 		const char *m = url + 17;
 
 		if (strcmp(m, "Start") == 0)
-			return e2b_envd_start(srv, c, rq);
+			return sbxs_envd_start(srv, c, rq);
 		if (strcmp(m, "List") == 0 || strcmp(m, "SendInput") == 0 ||
 		    strcmp(m, "CloseStdin") == 0 || strcmp(m, "SendSignal") == 0)
-			return e2b_envd_unary(srv, c, rq, m);
+			return sbxs_envd_unary(srv, c, rq, m);
 	}
 	if ((strncmp(url, "/process.Process/", 17) == 0 ||
 	     strncmp(url, "/filesystem.Filesystem/", 23) == 0) &&
 	    strcmp(method, "POST") == 0) {
-		const char *ct = e2b_header(c, "Content-Type");
+		const char *ct = sbxs_header(c, "Content-Type");
 
 		if (ct && strncasecmp(ct, "application/connect+", 20) == 0)
-			return e2b_stream_error(c, "unimplemented",
-						"this method is not supported by this server");
-		return e2b_connect_error(c, "unimplemented",
-					 "%.128s is not supported by this server", url);
+			return sbxs_stream_error(c, "unimplemented",
+						 "this method is not supported by this server");
+		return sbxs_connect_error(c, "unimplemented",
+					  "%.128s is not supported by this server", url);
 	}
-	return e2b_envd_error(c, 404, "%.16s %.128s: not found", method, url);
+	return sbxs_envd_error(c, 404, "%.16s %.128s: not found", method, url);
 }

@@ -42,26 +42,26 @@ static int ct_equal(const char *a, size_t alen, const char *b, size_t blen)
 }
 
 /* A JSON string of any bytes (the messages quote untrusted input). */
-json_t *e2b_jtext(const char *s)
+json_t *sbxs_jtext(const char *s)
 {
 	json_t *j = cli_json_text(s, strlen(s), NULL);
 
 	return j ? j : json_string("");
 }
 
-const char *e2b_header(struct MHD_Connection *c, const char *name)
+const char *sbxs_header(struct MHD_Connection *c, const char *name)
 {
 	return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
 }
 
-const char *e2b_query(struct MHD_Connection *c, const char *name)
+const char *sbxs_query(struct MHD_Connection *c, const char *name)
 {
 	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
 }
 
 /* ===== Responses ===== */
 
-enum MHD_Result e2b_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
+enum MHD_Result sbxs_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
 {
 	enum MHD_Result ret;
 
@@ -73,7 +73,7 @@ enum MHD_Result e2b_queue(struct MHD_Connection *c, unsigned status, struct MHD_
 }
 
 /* A response holding j (which it takes), as application/json. */
-struct MHD_Response *e2b_json_response(json_t *j)
+struct MHD_Response *sbxs_json_response(json_t *j)
 {
 	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	struct MHD_Response *r;
@@ -90,20 +90,20 @@ struct MHD_Response *e2b_json_response(json_t *j)
 	return r;
 }
 
-enum MHD_Result e2b_reply_json(struct MHD_Connection *c, unsigned status, json_t *j)
+enum MHD_Result sbxs_reply_json(struct MHD_Connection *c, unsigned status, json_t *j)
 {
-	return e2b_queue(c, status, e2b_json_response(j));
+	return sbxs_queue(c, status, sbxs_json_response(j));
 }
 
-enum MHD_Result e2b_reply_empty(struct MHD_Connection *c, unsigned status)
+enum MHD_Result sbxs_reply_empty(struct MHD_Connection *c, unsigned status)
 {
-	return e2b_queue(c, status,
-			 MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT));
+	return sbxs_queue(c, status,
+			  MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT));
 }
 
 /* E2B's API error: {"code": status, "message": "..."}. */
 enum MHD_Result __attribute__((format(printf, 3, 4)))
-e2b_rest_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
+sbxs_rest_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -111,13 +111,14 @@ e2b_rest_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return e2b_reply_json(
-		c, status, json_pack("{s:i, s:o}", "code", (int)status, "message", e2b_jtext(msg)));
+	return sbxs_reply_json(
+		c, status,
+		json_pack("{s:i, s:o}", "code", (int)status, "message", sbxs_jtext(msg)));
 }
 
 /* envd's own error: {"message": "...", "code": status}. */
 enum MHD_Result __attribute__((format(printf, 3, 4)))
-e2b_envd_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
+sbxs_envd_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -125,8 +126,9 @@ e2b_envd_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return e2b_reply_json(
-		c, status, json_pack("{s:o, s:i}", "message", e2b_jtext(msg), "code", (int)status));
+	return sbxs_reply_json(
+		c, status,
+		json_pack("{s:o, s:i}", "message", sbxs_jtext(msg), "code", (int)status));
 }
 
 /* The HTTP status of a Connect error code (the Connect protocol's table). */
@@ -157,7 +159,7 @@ static unsigned connect_status(const char *code)
 
 /* A unary Connect error: non-200 with {"code": "...", "message": "..."}. */
 enum MHD_Result __attribute__((format(printf, 3, 4)))
-e2b_connect_error(struct MHD_Connection *c, const char *code, const char *fmt, ...)
+sbxs_connect_error(struct MHD_Connection *c, const char *code, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -165,15 +167,15 @@ e2b_connect_error(struct MHD_Connection *c, const char *code, const char *fmt, .
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return e2b_reply_json(c, connect_status(code),
-			      json_pack("{s:s, s:o}", "code", code, "message", e2b_jtext(msg)));
+	return sbxs_reply_json(c, connect_status(code),
+			       json_pack("{s:s, s:o}", "code", code, "message", sbxs_jtext(msg)));
 }
 
 /* ===== Frames of a Connect stream: flags, uint32 BE length, JSON ===== */
 
-struct frame *e2b_frame_raw(int flags, const char *json, size_t n)
+struct sbxs_frame *sbxs_frame_raw(int flags, const char *json, size_t n)
 {
-	struct frame *f = malloc(sizeof(*f) + 5 + n);
+	struct sbxs_frame *f = malloc(sizeof(*f) + 5 + n);
 
 	if (!f)
 		return NULL;
@@ -189,33 +191,33 @@ struct frame *e2b_frame_raw(int flags, const char *json, size_t n)
 }
 
 /* A frame of j, which it takes. */
-struct frame *e2b_frame_json(int flags, json_t *j)
+struct sbxs_frame *sbxs_frame_json(int flags, json_t *j)
 {
 	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	struct frame *f;
+	struct sbxs_frame *f;
 
 	json_decref(j);
 	if (!text)
 		return NULL;
-	f = e2b_frame_raw(flags, text, strlen(text));
+	f = sbxs_frame_raw(flags, text, strlen(text));
 	free(text);
 	return f;
 }
 
 /* The end-of-stream frame: {} or {"error": {"code", "message"}}. */
-struct frame *e2b_frame_eos(const char *code, const char *msg)
+struct sbxs_frame *sbxs_frame_eos(const char *code, const char *msg)
 {
 	if (!code)
-		return e2b_frame_raw(2, "{}", 2);
-	return e2b_frame_json(
-		2, json_pack("{s:{s:s, s:o}}", "error", "code", code, "message", e2b_jtext(msg)));
+		return sbxs_frame_raw(2, "{}", 2);
+	return sbxs_frame_json(
+		2, json_pack("{s:{s:s, s:o}}", "error", "code", code, "message", sbxs_jtext(msg)));
 }
 
 /* A response that is only the end-of-stream frame: how a streaming call
  * fails (HTTP 200, the error in the frame). */
-enum MHD_Result e2b_stream_error(struct MHD_Connection *c, const char *code, const char *msg)
+enum MHD_Result sbxs_stream_error(struct MHD_Connection *c, const char *code, const char *msg)
 {
-	struct frame *f = e2b_frame_eos(code, msg);
+	struct sbxs_frame *f = sbxs_frame_eos(code, msg);
 	struct MHD_Response *r;
 
 	if (!f)
@@ -224,12 +226,12 @@ enum MHD_Result e2b_stream_error(struct MHD_Connection *c, const char *code, con
 	free(f);
 	if (r)
 		MHD_add_response_header(r, "Content-Type", "application/connect+json");
-	return e2b_queue(c, 200, r);
+	return sbxs_queue(c, 200, r);
 }
 
 /* ===== JSON shapes both APIs check ===== */
 
-int e2b_string_map(json_t *v)
+int sbxs_string_map(json_t *v)
 {
 	const char *k;
 	json_t *x;
@@ -245,7 +247,7 @@ int e2b_string_map(json_t *v)
 	return 1;
 }
 
-int e2b_string_array(json_t *v)
+int sbxs_string_array(json_t *v)
 {
 	size_t k;
 	json_t *x;
@@ -266,7 +268,7 @@ int e2b_string_array(json_t *v)
  * Host of the form <port>-<id>.<domain>. Returns 1 for envd. */
 static int envd_target(struct MHD_Connection *c, char *id, size_t size, unsigned *port)
 {
-	const char *h = e2b_header(c, "E2b-Sandbox-Id"), *ph = e2b_header(c, "E2b-Sandbox-Port");
+	const char *h = sbxs_header(c, "E2b-Sandbox-Id"), *ph = sbxs_header(c, "E2b-Sandbox-Port");
 	const char *dash, *dot;
 
 	*port = ENVD_PORT;
@@ -276,7 +278,7 @@ static int envd_target(struct MHD_Connection *c, char *id, size_t size, unsigned
 			*port = (unsigned)strtoul(ph, NULL, 10);
 		return 1;
 	}
-	h = e2b_header(c, "Host");
+	h = sbxs_header(c, "Host");
 	if (!h)
 		return 0;
 	dash = strchr(h, '-');
@@ -308,9 +310,9 @@ static enum MHD_Result sandbox_not_found(struct MHD_Connection *c, const char *i
 		safe[k] = (id[k] >= 'a' && id[k] <= 'z') || (id[k] >= '0' && id[k] <= '9') ? id[k]
 											   : '?';
 	safe[k] = '\0';
-	return e2b_reply_json(c, 502,
-			      json_pack("{s:s, s:s, s:i}", "sandboxId", safe, "message",
-					"The sandbox was not found", "code", 502));
+	return sbxs_reply_json(c, 502,
+			       json_pack("{s:s, s:s, s:i}", "sandboxId", safe, "message",
+					 "The sandbox was not found", "code", 502));
 }
 
 static size_t envd_limit(const char *url)
@@ -334,8 +336,8 @@ static size_t envd_limit(const char *url)
  * record leaves the list (under srv->mu) before libmicrohttpd closes the
  * socket, so the sweep never shuts down a descriptor that was reused.
  */
-struct e2b_conn {
-	struct e2b_conn *prev, *next;
+struct sbxs_conn {
+	struct sbxs_conn *prev, *next;
 	int fd;
 	int authed, shut;
 	uint64_t deadline; /* monotonic ms */
@@ -346,8 +348,8 @@ static void on_connection(void *cls,
 			  void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
-	struct cli_e2b *srv = cls;
-	struct e2b_conn *k;
+	struct sbxs_server *srv = cls;
+	struct sbxs_conn *k;
 
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci =
@@ -357,7 +359,7 @@ static void on_connection(void *cls,
 		if (!k)
 			return; /* untracked: libmicrohttpd's idle timeout still holds */
 		k->fd = ci ? ci->connect_fd : -1;
-		k->deadline = e2b_mono_ms() + (uint64_t)srv->auth_timeout_s * 1000;
+		k->deadline = sbxs_mono_ms() + (uint64_t)srv->auth_timeout_s * 1000;
 		pthread_mutex_lock(&srv->mu);
 		k->next = srv->conns;
 		if (srv->conns)
@@ -382,12 +384,12 @@ static void on_connection(void *cls,
 	*socket_context = NULL;
 }
 
-void e2b_conns_sweep(struct cli_e2b *srv)
+void sbxs_conns_sweep(struct sbxs_server *srv)
 {
-	uint64_t now = e2b_mono_ms();
+	uint64_t now = sbxs_mono_ms();
 
 	pthread_mutex_lock(&srv->mu);
-	for (struct e2b_conn *k = srv->conns; k; k = k->next)
+	for (struct sbxs_conn *k = srv->conns; k; k = k->next)
 		if (!k->authed && !k->shut && k->fd >= 0 && now >= k->deadline) {
 			shutdown(k->fd, SHUT_RDWR);
 			k->shut = 1;
@@ -398,11 +400,11 @@ void e2b_conns_sweep(struct cli_e2b *srv)
 /* A connection that has sent one authenticated request gets the long idle
  * timeout and leaves the sweep; until then it has the short one
  * (--auth-timeout), from its accept. */
-static void authenticated(struct cli_e2b *srv, struct MHD_Connection *c)
+static void authenticated(struct sbxs_server *srv, struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	struct e2b_conn *k = ci ? ci->socket_context : NULL;
+	struct sbxs_conn *k = ci ? ci->socket_context : NULL;
 
 	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, srv->idle_timeout_s);
 	if (k) {
@@ -412,24 +414,25 @@ static void authenticated(struct cli_e2b *srv, struct MHD_Connection *c)
 	}
 }
 
-static enum MHD_Result too_big(struct MHD_Connection *c, struct req *rq, const char *url)
+static enum MHD_Result too_big(struct MHD_Connection *c, struct sbxs_req *rq, const char *url)
 {
-	if (rq->route == R_REST)
-		return e2b_rest_error(c, 413, "Request body larger than %zu bytes", rq->limit);
+	if (rq->route == SBXS_ROUTE_REST)
+		return sbxs_rest_error(c, 413, "Request body larger than %zu bytes", rq->limit);
 	if (strcmp(url, "/process.Process/Start") == 0)
-		return e2b_stream_error(c, "resource_exhausted",
-					"the request is larger than 1 MiB");
+		return sbxs_stream_error(c, "resource_exhausted",
+					 "the request is larger than 1 MiB");
 	if (strcmp(url, "/files") == 0)
-		return e2b_envd_error(c, 413, "the upload is larger than 64 MiB");
-	return e2b_connect_error(c, "resource_exhausted", "the request is larger than %zu bytes",
-				 rq->limit);
+		return sbxs_envd_error(c, 413, "the upload is larger than 64 MiB");
+	return sbxs_connect_error(c, "resource_exhausted", "the request is larger than %zu bytes",
+				  rq->limit);
 }
 
 /* The headers are in: route, authenticate, bound the body. */
 static enum MHD_Result
-first_call(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, const char *url)
+first_call(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq, const char *url)
 {
-	const char *cl = e2b_header(c, "Content-Length"), *te = e2b_header(c, "Transfer-Encoding");
+	const char *cl = sbxs_header(c, "Content-Length"),
+		   *te = sbxs_header(c, "Transfer-Encoding");
 	char id[72];
 	unsigned port;
 
@@ -437,33 +440,34 @@ first_call(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, const 
 	 * answered now, and libmicrohttpd closes the connection after. */
 	if (te && strcasecmp(te, "chunked") != 0) {
 		rq->answered = 1;
-		return e2b_reply_json(
+		return sbxs_reply_json(
 			c, 501,
-			json_pack("{s:i, s:o}", "code", 501, "message",
-				  e2b_jtext("Transfer-Encoding other than chunked is not supported "
-					    "by this server")));
+			json_pack(
+				"{s:i, s:o}", "code", 501, "message",
+				sbxs_jtext("Transfer-Encoding other than chunked is not supported "
+					   "by this server")));
 	}
 	if (envd_target(c, id, sizeof(id), &port)) {
 		const char *tok;
 
-		rq->route = R_ENVD;
-		rq->box = e2b_box_get(srv, id);
+		rq->route = SBXS_ROUTE_ENVD;
+		rq->box = sbxs_box_get(srv, id);
 		rq->answered = 1;
 		if (!rq->box)
 			return sandbox_not_found(c, id);
 		if (port != ENVD_PORT)
-			return e2b_reply_json(
+			return sbxs_reply_json(
 				c, 502,
 				json_pack("{s:s, s:s, s:i, s:i}", "sandboxId", rq->box->id,
 					  "message", "The sandbox is running but port is not open",
 					  "port", (int)port, "code", 502));
-		tok = e2b_header(c, "X-Access-Token");
+		tok = sbxs_header(c, "X-Access-Token");
 		/* Every sandbox has a token (secure: false is refused at create):
 		 * only /health answers without it. */
 		if (strcmp(url, "/health") != 0) {
 			if (!(tok &&
 			      ct_equal(tok, strlen(tok), rq->box->token, strlen(rq->box->token))))
-				return e2b_envd_error(
+				return sbxs_envd_error(
 					c, 401,
 					"unauthorized access, please provide a valid "
 					"access token or method signing if supported");
@@ -472,18 +476,18 @@ first_call(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, const 
 		rq->answered = 0;
 		rq->limit = envd_limit(url);
 	} else {
-		const char *key = e2b_header(c, "X-API-Key");
+		const char *key = sbxs_header(c, "X-API-Key");
 
-		rq->route = R_REST;
+		rq->route = SBXS_ROUTE_REST;
 		rq->limit = REST_BODY_MAX;
 		if (!key) {
 			rq->answered = 1;
-			return e2b_rest_error(c, 401,
-					      "Invalid API key: send it in the X-API-Key header");
+			return sbxs_rest_error(c, 401,
+					       "Invalid API key: send it in the X-API-Key header");
 		}
 		if (!ct_equal(key, strlen(key), srv->key, srv->key_len)) {
 			rq->answered = 1;
-			return e2b_rest_error(c, 401, "Invalid API key");
+			return sbxs_rest_error(c, 401, "Invalid API key");
 		}
 		authenticated(srv, c);
 	}
@@ -503,8 +507,8 @@ static enum MHD_Result on_request(void *cls,
 				  size_t *upload_size,
 				  void **con_cls)
 {
-	struct cli_e2b *srv = cls;
-	struct req *rq = *con_cls;
+	struct sbxs_server *srv = cls;
+	struct sbxs_req *rq = *con_cls;
 
 	(void)version;
 	if (!rq) {
@@ -557,9 +561,9 @@ static enum MHD_Result on_request(void *cls,
 	rq->answered = 1;
 	if (rq->too_big)
 		return too_big(c, rq, url);
-	if (rq->route == R_ENVD)
-		return e2b_envd(srv, c, rq, method, url);
-	return e2b_rest(srv, c, rq, method, url);
+	if (rq->route == SBXS_ROUTE_ENVD)
+		return sbxs_envd(srv, c, rq, method, url);
+	return sbxs_rest(srv, c, rq, method, url);
 }
 
 static void on_completed(void *cls,
@@ -567,7 +571,7 @@ static void on_completed(void *cls,
 			 void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	struct req *rq = *con_cls;
+	struct sbxs_req *rq = *con_cls;
 
 	(void)cls;
 	(void)c;
@@ -575,7 +579,7 @@ static void on_completed(void *cls,
 	if (!rq)
 		return;
 	if (rq->box)
-		e2b_box_unref(rq->box);
+		sbxs_box_unref(rq->box);
 	if (rq->body)
 		explicit_bzero(rq->body, rq->len);
 	free(rq->body);
@@ -585,16 +589,16 @@ static void on_completed(void *cls,
 
 /* ===== The server ===== */
 
-int cli_e2b_start(struct cli_e2b **out, const struct cli_e2b_config *c, char *err, size_t errlen)
+int sbxs_start(struct sbxs_server **out, const struct sbxs_config *c, char *err, size_t errlen)
 {
-	struct cli_e2b *srv = calloc(1, sizeof(*srv));
+	struct sbxs_server *srv = calloc(1, sizeof(*srv));
 
 	if (!srv) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	pthread_mutex_init(&srv->mu, NULL);
-	e2b_cond_init(&srv->cv);
+	sbxs_cond_init(&srv->cv);
 	srv->b = c->backend;
 	srv->max_timeout_s = c->max_timeout_s;
 	srv->default_image = strdup(c->default_image);
@@ -636,9 +640,9 @@ fail:
 	return -1;
 }
 
-void cli_e2b_stop(struct cli_e2b *srv)
+void sbxs_stop(struct sbxs_server *srv)
 {
-	struct box *all[MAX_BOXES];
+	struct sbxs_box *all[MAX_BOXES];
 	int kill[MAX_BOXES];
 	size_t n = 0;
 
@@ -647,16 +651,16 @@ void cli_e2b_stop(struct cli_e2b *srv)
 	pthread_mutex_lock(&srv->mu);
 	srv->stopping = 1;
 	while (srv->nboxes) {
-		struct box *b = srv->boxes[0];
+		struct sbxs_box *b = srv->boxes[0];
 
-		if (e2b_retire_locked(b, &kill[n]))
+		if (sbxs_retire_locked(b, &kill[n]))
 			all[n++] = b;
 	}
 	pthread_mutex_unlock(&srv->mu);
 	for (size_t k = 0; k < n; k++) {
 		if (kill[k])
 			sbx_sandbox_kill(all[k]->s);
-		e2b_box_unref(all[k]);
+		sbxs_box_unref(all[k]);
 	}
 	/* Joins every connection thread: their streams end as their runs do. */
 	MHD_stop_daemon(srv->mhd);

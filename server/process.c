@@ -40,7 +40,7 @@
  * (empty when none). Returns -1 for a malformed header. */
 static int basic_user(struct MHD_Connection *c, char *out, size_t size)
 {
-	const char *h = e2b_header(c, "Authorization");
+	const char *h = sbxs_header(c, "Authorization");
 	unsigned char dec[768]; /* sbx__base64_decoded_max(1024) */
 	size_t len = 0, k;
 
@@ -104,7 +104,7 @@ static int env_name_ok(const char *k)
  * types are invalid_argument; null is an unset field. Fills pr; on failure
  * *code and err say why.
  */
-static int parse_start(json_t *j, struct proc *pr, const char **code, char *err, size_t esize)
+static int parse_start(json_t *j, struct sbxs_proc *pr, const char **code, char *err, size_t esize)
 {
 	static const char *const top[] = {"process", "pty", "tag", "stdin", NULL};
 	static const char *const cfg[] = {"cmd", "args", "envs", "cwd", NULL};
@@ -163,11 +163,11 @@ static int parse_start(json_t *j, struct proc *pr, const char **code, char *err,
 		snprintf(err, esize, "process.cmd is required");
 		return -1;
 	}
-	if (args && !json_is_null(args) && !e2b_string_array(args)) {
+	if (args && !json_is_null(args) && !sbxs_string_array(args)) {
 		snprintf(err, esize, "process.args must be an array of strings");
 		return -1;
 	}
-	if (envs && !json_is_null(envs) && !e2b_string_map(envs)) {
+	if (envs && !json_is_null(envs) && !sbxs_string_map(envs)) {
 		snprintf(err, esize, "process.envs must be an object of strings");
 		return -1;
 	}
@@ -176,7 +176,7 @@ static int parse_start(json_t *j, struct proc *pr, const char **code, char *err,
 			snprintf(err, esize, "process.cwd must be a string");
 			return -1;
 		}
-		if (e2b_map_path(json_string_value(cwd), mapped, sizeof(mapped)) < 0) {
+		if (sbxs_map_path(json_string_value(cwd), mapped, sizeof(mapped)) < 0) {
 			snprintf(err, esize, "cwd '%.256s' is not a usable path here",
 				 json_string_value(cwd));
 			return -1;
@@ -233,16 +233,18 @@ static int parse_timeout_header(const char *h, uint64_t *ms)
 	return 0;
 }
 
-enum MHD_Result e2b_envd_start(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq)
+enum MHD_Result
+sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq)
 {
-	const char *ct = e2b_header(c, "Content-Type"), *tmo = e2b_header(c, "Connect-Timeout-Ms");
-	const char *ka = e2b_header(c, "Keepalive-Ping-Interval"), *enc;
+	const char *ct = sbxs_header(c, "Content-Type"),
+		   *tmo = sbxs_header(c, "Connect-Timeout-Ms");
+	const char *ka = sbxs_header(c, "Keepalive-Ping-Interval"), *enc;
 	const union MHD_ConnectionInfo *ci;
-	struct box *b = rq->box;
+	struct sbxs_box *b = rq->box;
 	char err[1024], user[128];
 	const char *code;
 	struct MHD_Response *r;
-	struct proc *pr;
+	struct sbxs_proc *pr;
 	pthread_attr_t attr;
 	pthread_t th;
 	json_error_t je;
@@ -252,65 +254,65 @@ enum MHD_Result e2b_envd_start(struct cli_e2b *srv, struct MHD_Connection *c, st
 	int started;
 
 	if (!ct || strncasecmp(ct, "application/connect+json", 24) != 0)
-		return e2b_connect_error(
+		return sbxs_connect_error(
 			c, "invalid_argument",
 			"Content-Type must be application/connect+json (got '%.64s')",
 			ct ? ct : "");
-	enc = e2b_header(c, "Connect-Content-Encoding");
+	enc = sbxs_header(c, "Connect-Content-Encoding");
 	if (enc && strcmp(enc, "identity") != 0)
-		return e2b_stream_error(c, "unimplemented", "compression is not supported");
+		return sbxs_stream_error(c, "unimplemented", "compression is not supported");
 	if (tmo && parse_timeout_header(tmo, &timeout) < 0)
-		return e2b_stream_error(c, "invalid_argument", "malformed Connect-Timeout-Ms");
+		return sbxs_stream_error(c, "invalid_argument", "malformed Connect-Timeout-Ms");
 	if (ka) {
 		char *end;
 		unsigned long v = strtoul(ka, &end, 10);
 
 		if (end == ka || *end || v < 1 || v > 3600)
-			return e2b_stream_error(
+			return sbxs_stream_error(
 				c, "invalid_argument",
 				"Keepalive-Ping-Interval must be 1 to 3600 seconds");
 		ka_s = v;
 	}
-	if (basic_user(c, user, sizeof(user)) < 0 || !e2b_user_ok(user)) {
+	if (basic_user(c, user, sizeof(user)) < 0 || !sbxs_user_ok(user)) {
 		snprintf(err, sizeof(err),
 			 "user '%s' is not available on this server: commands run as the sandbox "
 			 "user",
 			 user);
-		return e2b_stream_error(c, "permission_denied", err);
+		return sbxs_stream_error(c, "permission_denied", err);
 	}
 	if (rq->len < 5 || (rq->body[0] & 0xff) != 0)
-		return e2b_stream_error(c, "invalid_argument",
-					rq->len >= 5 && (rq->body[0] & 1)
-						? "compressed messages are not supported"
-						: "malformed request envelope");
+		return sbxs_stream_error(c, "invalid_argument",
+					 rq->len >= 5 && (rq->body[0] & 1)
+						 ? "compressed messages are not supported"
+						 : "malformed request envelope");
 	len = (uint32_t)(unsigned char)rq->body[1] << 24 |
 	      (uint32_t)(unsigned char)rq->body[2] << 16 |
 	      (uint32_t)(unsigned char)rq->body[3] << 8 | (uint32_t)(unsigned char)rq->body[4];
 	if ((size_t)len != rq->len - 5)
-		return e2b_stream_error(c, "invalid_argument",
-					"a server-streaming request is exactly one message");
+		return sbxs_stream_error(c, "invalid_argument",
+					 "a server-streaming request is exactly one message");
 	j = json_loadb(rq->body + 5, len, JSON_REJECT_DUPLICATES, &je);
 	if (!j) {
 		snprintf(err, sizeof(err), "unmarshal into process.StartRequest: %s", je.text);
-		return e2b_stream_error(c, "invalid_argument", err);
+		return sbxs_stream_error(c, "invalid_argument", err);
 	}
 	pr = calloc(1, sizeof(*pr));
 	if (!pr) {
 		json_decref(j);
-		return e2b_stream_error(c, "resource_exhausted", "out of memory");
+		return sbxs_stream_error(c, "resource_exhausted", "out of memory");
 	}
-	e2b_cond_init(&pr->cv);
+	sbxs_cond_init(&pr->cv);
 	pr->fd = -1;
 	if (parse_start(j, pr, &code, err, sizeof(err)) < 0) {
 		json_decref(j);
-		e2b_proc_free(pr);
-		return e2b_stream_error(c, code, err);
+		sbxs_proc_free(pr);
+		return sbxs_stream_error(c, code, err);
 	}
 	json_decref(j);
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	pr->fd = ci ? ci->connect_fd : -1;
 	pr->keepalive_ms = ka_s * 1000;
-	pr->last_sent = e2b_mono_ms();
+	pr->last_sent = sbxs_mono_ms();
 	if (timeout)
 		pr->deadline = pr->last_sent + timeout;
 	pr->refs = 2; /* the worker's and the response's */
@@ -318,22 +320,22 @@ enum MHD_Result e2b_envd_start(struct cli_e2b *srv, struct MHD_Connection *c, st
 	pthread_mutex_lock(&srv->mu);
 	if (b->retired || srv->stopping) {
 		pthread_mutex_unlock(&srv->mu);
-		e2b_proc_free(pr);
-		return e2b_stream_error(c, "unavailable", "The sandbox was not found");
+		sbxs_proc_free(pr);
+		return sbxs_stream_error(c, "unavailable", "The sandbox was not found");
 	}
 	{
 		int waiting = 0;
 
-		for (struct proc *q = b->procs; q; q = q->next)
+		for (struct sbxs_proc *q = b->procs; q; q = q->next)
 			waiting++;
 		if (waiting >= MAX_PROCS) {
 			pthread_mutex_unlock(&srv->mu);
-			e2b_proc_free(pr);
+			sbxs_proc_free(pr);
 			snprintf(err, sizeof(err),
 				 "the sandbox already has %d commands running or waiting (the "
 				 "bound of this server)",
 				 MAX_PROCS);
-			return e2b_stream_error(c, "resource_exhausted", err);
+			return sbxs_stream_error(c, "resource_exhausted", err);
 		}
 	}
 	b->refs++;
@@ -341,37 +343,37 @@ enum MHD_Result e2b_envd_start(struct cli_e2b *srv, struct MHD_Connection *c, st
 	pr->pid = ++b->next_pid;
 	pr->next = b->procs;
 	b->procs = pr;
-	e2b_push_locked(pr, e2b_frame_json(0, json_pack("{s:{s:{s:I}}}", "event", "start", "pid",
-							(json_int_t)pr->pid)));
+	sbxs_push_locked(pr, sbxs_frame_json(0, json_pack("{s:{s:{s:I}}}", "event", "start", "pid",
+							  (json_int_t)pr->pid)));
 	srv->workers++;
 	pthread_mutex_unlock(&srv->mu);
 
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	started = pthread_create(&th, &attr, e2b_worker_main, pr) == 0;
+	started = pthread_create(&th, &attr, sbxs_worker_main, pr) == 0;
 	pthread_attr_destroy(&attr);
 	if (!started) {
 		pthread_mutex_lock(&srv->mu);
 		srv->workers--;
-		for (struct proc **pp = &b->procs; *pp; pp = &(*pp)->next)
+		for (struct sbxs_proc **pp = &b->procs; *pp; pp = &(*pp)->next)
 			if (*pp == pr) {
 				*pp = pr->next;
 				break;
 			}
-		e2b_push_locked(pr, e2b_frame_eos("resource_exhausted", "cannot start a thread"));
+		sbxs_push_locked(pr, sbxs_frame_eos("resource_exhausted", "cannot start a thread"));
 		pr->eos = 1;
 		pr->refs--;
 		pthread_mutex_unlock(&srv->mu);
 	}
-	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, CHUNK_MAX, e2b_stream_read, pr,
-					      e2b_stream_done);
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, CHUNK_MAX, sbxs_stream_read, pr,
+					      sbxs_stream_done);
 	if (!r) {
-		e2b_cancel_proc(pr, CANCEL_GONE);
-		e2b_proc_unref(pr);
+		sbxs_cancel_proc(pr, SBXS_CANCEL_GONE);
+		sbxs_proc_unref(pr);
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, "Content-Type", "application/connect+json");
-	return e2b_queue(c, 200, r);
+	return sbxs_queue(c, 200, r);
 }
 
 /* ===== envd: the unary process calls ===== */
@@ -429,10 +431,10 @@ static int parse_selector(json_t *sel, unsigned *pid, const char **tag, char *er
 }
 
 /* The process of the box that sel names, with a reference; NULL: none. */
-static struct proc *find_proc(struct box *b, unsigned pid, const char *tag)
+static struct sbxs_proc *find_proc(struct sbxs_box *b, unsigned pid, const char *tag)
 {
-	struct cli_e2b *srv = b->srv;
-	struct proc *pr;
+	struct sbxs_server *srv = b->srv;
+	struct sbxs_proc *pr;
 
 	pthread_mutex_lock(&srv->mu);
 	for (pr = b->procs; pr; pr = pr->next)
@@ -448,16 +450,17 @@ static struct proc *find_proc(struct box *b, unsigned pid, const char *tag)
 static enum MHD_Result proc_not_found(struct MHD_Connection *c, unsigned pid, const char *tag)
 {
 	if (tag)
-		return e2b_connect_error(c, "not_found", "process with tag %.64s not found", tag);
-	return e2b_connect_error(c, "not_found", "process with pid %u not found", pid);
+		return sbxs_connect_error(c, "not_found", "process with tag %.64s not found", tag);
+	return sbxs_connect_error(c, "not_found", "process with pid %u not found", pid);
 }
 
-static enum MHD_Result envd_list(struct cli_e2b *srv, struct MHD_Connection *c, struct box *b)
+static enum MHD_Result
+envd_list(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_box *b)
 {
 	json_t *arr = json_array(), *out;
 
 	pthread_mutex_lock(&srv->mu);
-	for (struct proc *pr = b->procs; pr; pr = pr->next) {
+	for (struct sbxs_proc *pr = b->procs; pr; pr = pr->next) {
 		json_t *info =
 			json_pack("{s:O, s:I}", "config", pr->config, "pid", (json_int_t)pr->pid);
 
@@ -470,18 +473,20 @@ static enum MHD_Result envd_list(struct cli_e2b *srv, struct MHD_Connection *c, 
 	if (json_array_size(arr))
 		json_object_set(out, "processes", arr);
 	json_decref(arr);
-	return e2b_reply_json(c, 200, out);
+	return sbxs_reply_json(c, 200, out);
 }
 
-enum MHD_Result
-e2b_envd_unary(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, const char *method)
+enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
+				struct MHD_Connection *c,
+				struct sbxs_req *rq,
+				const char *method)
 {
 	static const char *const in_keys[] = {"process", "input", NULL};
 	static const char *const close_keys[] = {"process", NULL};
 	static const char *const sig_keys[] = {"process", "signal", NULL};
-	const char *ct = e2b_header(c, "Content-Type"), *tag = NULL, *bad;
-	struct box *b = rq->box;
-	struct proc *pr;
+	const char *ct = sbxs_header(c, "Content-Type"), *tag = NULL, *bad;
+	struct sbxs_box *b = rq->box;
+	struct sbxs_proc *pr;
 	json_error_t je;
 	char err[512];
 	unsigned pid = 0;
@@ -489,20 +494,20 @@ e2b_envd_unary(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, co
 	enum MHD_Result ret;
 
 	if (!ct || strncasecmp(ct, "application/json", 16) != 0)
-		return e2b_connect_error(c, "invalid_argument",
-					 "Content-Type must be application/json (got '%.64s')",
-					 ct ? ct : "");
+		return sbxs_connect_error(c, "invalid_argument",
+					  "Content-Type must be application/json (got '%.64s')",
+					  ct ? ct : "");
 	j = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &je);
 	if (!j || !json_is_object(j)) {
 		json_decref(j);
-		return e2b_connect_error(c, "invalid_argument",
-					 "unmarshal into process.%sRequest: %s", method,
-					 j ? "not an object" : je.text);
+		return sbxs_connect_error(c, "invalid_argument",
+					  "unmarshal into process.%sRequest: %s", method,
+					  j ? "not an object" : je.text);
 	}
 	if (strcmp(method, "List") == 0) {
 		if (json_object_size(j)) {
 			json_decref(j);
-			return e2b_connect_error(
+			return sbxs_connect_error(
 				c, "invalid_argument",
 				"unmarshal into process.ListRequest: unknown field");
 		}
@@ -513,16 +518,16 @@ e2b_envd_unary(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, co
 			     : strcmp(method, "CloseStdin") == 0 ? close_keys
 								 : sig_keys);
 	if (bad) {
-		ret = e2b_connect_error(c, "invalid_argument",
-					"unmarshal into process.%sRequest: unknown field \"%.64s\"",
-					method, bad);
+		ret = sbxs_connect_error(
+			c, "invalid_argument",
+			"unmarshal into process.%sRequest: unknown field \"%.64s\"", method, bad);
 		json_decref(j);
 		return ret;
 	}
 	sel = json_object_get(j, "process");
 	if (parse_selector(sel, &pid, &tag, err, sizeof(err)) < 0) {
 		json_decref(j);
-		return e2b_connect_error(c, "invalid_argument", "%s", err);
+		return sbxs_connect_error(c, "invalid_argument", "%s", err);
 	}
 	pr = find_proc(b, pid, tag);
 	if (!pr) {
@@ -541,28 +546,29 @@ e2b_envd_unary(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, co
 
 		json_decref(j);
 		if (!ok) {
-			e2b_proc_unref(pr);
-			return e2b_connect_error(c, "invalid_argument",
-						 "signal must be SIGNAL_SIGKILL or SIGNAL_SIGTERM");
+			sbxs_proc_unref(pr);
+			return sbxs_connect_error(
+				c, "invalid_argument",
+				"signal must be SIGNAL_SIGKILL or SIGNAL_SIGTERM");
 		}
-		e2b_cancel_proc(pr, CANCEL_SIGNAL);
-		e2b_proc_unref(pr);
-		return e2b_reply_json(c, 200, json_object());
+		sbxs_cancel_proc(pr, SBXS_CANCEL_SIGNAL);
+		sbxs_proc_unref(pr);
+		return sbxs_reply_json(c, 200, json_object());
 	}
 	if (strcmp(method, "CloseStdin") == 0) {
 		json_decref(j);
 		pthread_mutex_lock(&srv->mu);
 		if (!pr->want_stdin) {
 			pthread_mutex_unlock(&srv->mu);
-			e2b_proc_unref(pr);
-			return e2b_connect_error(c, "failed_precondition",
-						 "process %u was started without stdin", pid);
+			sbxs_proc_unref(pr);
+			return sbxs_connect_error(c, "failed_precondition",
+						  "process %u was started without stdin", pid);
 		}
 		pr->stdin_closed = 1;
 		pthread_cond_broadcast(&b->cv);
 		pthread_mutex_unlock(&srv->mu);
-		e2b_proc_unref(pr);
-		return e2b_reply_json(c, 200, json_object());
+		sbxs_proc_unref(pr);
+		return sbxs_reply_json(c, 200, json_object());
 	}
 	/* SendInput */
 	{
@@ -593,25 +599,25 @@ e2b_envd_unary(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, co
 		}
 		json_decref(j);
 		if (why) {
-			e2b_proc_unref(pr);
-			return e2b_connect_error(c, "invalid_argument", "%s", why);
+			sbxs_proc_unref(pr);
+			return sbxs_connect_error(c, "invalid_argument", "%s", why);
 		}
 		pthread_mutex_lock(&srv->mu);
 		if (!pr->want_stdin || pr->stdin_closed) {
 			pthread_mutex_unlock(&srv->mu);
 			explicit_bzero(bytes, n);
 			free(bytes);
-			e2b_proc_unref(pr);
-			return e2b_connect_error(c, "failed_precondition",
-						 "stdin of process %u is %s", pid,
-						 pr->want_stdin ? "closed" : "not open");
+			sbxs_proc_unref(pr);
+			return sbxs_connect_error(c, "failed_precondition",
+						  "stdin of process %u is %s", pid,
+						  pr->want_stdin ? "closed" : "not open");
 		}
 		if (pr->in_len + n > STDIN_MAX) {
 			pthread_mutex_unlock(&srv->mu);
 			explicit_bzero(bytes, n);
 			free(bytes);
-			e2b_proc_unref(pr);
-			return e2b_connect_error(
+			sbxs_proc_unref(pr);
+			return sbxs_connect_error(
 				c, "resource_exhausted",
 				"stdin of process %u would pass 16 MiB: this server "
 				"gives a command its whole stdin at once",
@@ -624,8 +630,8 @@ e2b_envd_unary(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, co
 				pthread_mutex_unlock(&srv->mu);
 				explicit_bzero(bytes, n);
 				free(bytes);
-				e2b_proc_unref(pr);
-				return e2b_connect_error(c, "resource_exhausted", "out of memory");
+				sbxs_proc_unref(pr);
+				return sbxs_connect_error(c, "resource_exhausted", "out of memory");
 			}
 			memcpy(grown + pr->in_len, bytes, n);
 			pr->in = grown;
@@ -634,7 +640,7 @@ e2b_envd_unary(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, co
 		pthread_mutex_unlock(&srv->mu);
 		explicit_bzero(bytes, n);
 		free(bytes);
-		e2b_proc_unref(pr);
-		return e2b_reply_json(c, 200, json_object());
+		sbxs_proc_unref(pr);
+		return sbxs_reply_json(c, 200, json_object());
 	}
 }

@@ -22,8 +22,8 @@
 #include "netpolicy/allow-int.h"
 #include "server/server-int.h"
 
-int e2b_parse_network(
-	json_t *net, struct create_req *cr, char *bad, size_t bsize, char *err, size_t esize)
+int sbxs_parse_network(
+	json_t *net, struct sbxs_create_req *cr, char *bad, size_t bsize, char *err, size_t esize)
 {
 	const char *key;
 	json_t *v;
@@ -38,7 +38,7 @@ int e2b_parse_network(
 		if (strcmp(key, "allowOut") == 0 || strcmp(key, "denyOut") == 0) {
 			if (json_is_null(v))
 				continue;
-			if (!e2b_string_array(v)) {
+			if (!sbxs_string_array(v)) {
 				snprintf(err, esize, "network.%s must be an array of strings", key);
 				return -1;
 			}
@@ -56,13 +56,13 @@ int e2b_parse_network(
 			}
 			cr->public_traffic = json_is_true(v);
 			if (!cr->public_traffic)
-				e2b_add_bad(
+				sbxs_add_bad(
 					bad, bsize,
 					"network.allowPublicTraffic false (this server proxies no "
 					"sandbox port, so there is no traffic token to require)");
 		} else if (!json_is_null(v)) {
 			snprintf(what, sizeof(what), "network.%.64s", key);
-			e2b_add_bad(bad, bsize, what);
+			sbxs_add_bad(bad, bsize, what);
 		}
 	}
 	return 0;
@@ -189,8 +189,8 @@ static int all_traffic(const char *s)
  * allowed (two /1 prefixes: the library refuses a /0). A partial denyOut on
  * an open network cannot be expressed as an allowlist: refused.
  */
-int e2b_apply_network(
-	const struct create_req *cr, sbx_policy *p, json_t **echo, char *err, size_t esize)
+int sbxs_apply_network(
+	const struct sbxs_create_req *cr, sbx_policy *p, json_t **echo, char *err, size_t esize)
 {
 	int deny_all = cr->internet == 0, partial = 0;
 	char priv[32], why[256];

@@ -89,13 +89,13 @@ static int parse_rfc3339(const char *s, int64_t *out)
 	return 0;
 }
 
-static int64_t end_wall(const struct box *b)
+static int64_t end_wall(const struct sbxs_box *b)
 {
 	return b->started_wall + (int64_t)(b->end_mono - b->started_mono);
 }
 
 /* Sandbox (create, connect). */
-static json_t *box_sandbox_json(const struct box *b)
+static json_t *box_sandbox_json(const struct sbxs_box *b)
 {
 	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:n, s:n}", "templateID", b->template_id,
 			      "alias", b->template_id, "sandboxID", b->id, "clientID", CLIENT_ID,
@@ -107,7 +107,7 @@ static json_t *box_sandbox_json(const struct box *b)
 }
 
 /* ListedSandbox, or SandboxDetail with detail (mu held). */
-static json_t *box_listed_json(const struct box *b, int detail)
+static json_t *box_listed_json(const struct sbxs_box *b, int detail)
 {
 	json_t *j = json_pack(
 		"{s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:O, s:s, s:s}", "templateID",
@@ -204,7 +204,7 @@ static int domain_ok(const char *p, size_t n)
  * query never reaches it. A hand-written check: the grammar is small and
  * no Debian library offers it in C. Returns 0, or -1 with why.
  */
-int e2b_image_ref_ok(const char *ref, char *why, size_t wsize)
+int sbxs_image_ref_ok(const char *ref, char *why, size_t wsize)
 {
 	const char *at = strchr(ref, '@'), *name_end, *tag = NULL, *p, *slash, *last_slash;
 	size_t name_len;
@@ -288,7 +288,7 @@ int e2b_image_ref_ok(const char *ref, char *why, size_t wsize)
 }
 
 /* Appends a name to the list of fields this server cannot honour. */
-void e2b_add_bad(char *bad, size_t size, const char *what)
+void sbxs_add_bad(char *bad, size_t size, const char *what)
 {
 	size_t n = strlen(bad);
 
@@ -300,8 +300,8 @@ void e2b_add_bad(char *bad, size_t size, const char *what)
  * server cannot honour (or does not know) is collected in bad. JSON null
  * stands for an absent optional field, as E2B's API reads it.
  */
-static int
-parse_create(json_t *body, struct create_req *cr, char *bad, size_t bsize, char *err, size_t esize)
+static int parse_create(
+	json_t *body, struct sbxs_create_req *cr, char *bad, size_t bsize, char *err, size_t esize)
 {
 	static const char *const unsupported[] = {"mcp", "volumeMounts", "iam", "autoPauseMemory",
 						  "secrets"};
@@ -346,7 +346,7 @@ parse_create(json_t *body, struct create_req *cr, char *bad, size_t bsize, char 
 		} else if (strcmp(key, "metadata") == 0 || strcmp(key, "envVars") == 0) {
 			if (json_is_null(v))
 				continue;
-			if (!e2b_string_map(v)) {
+			if (!sbxs_string_map(v)) {
 				snprintf(err, esize, "%s must be an object of strings", key);
 				return -1;
 			}
@@ -363,31 +363,31 @@ parse_create(json_t *body, struct create_req *cr, char *bad, size_t bsize, char 
 				return -1;
 			}
 			if (key[0] == 's' && json_is_false(v))
-				e2b_add_bad(bad, bsize,
-					    "secure false (every sandbox's envd here needs its "
-					    "access token)");
+				sbxs_add_bad(bad, bsize,
+					     "secure false (every sandbox's envd here needs its "
+					     "access token)");
 			else if (key[0] != 's')
 				cr->internet = json_is_true(v);
 		} else if (strcmp(key, "network") == 0) {
 			if (json_is_null(v))
 				continue;
-			if (e2b_parse_network(v, cr, bad, bsize, err, esize) < 0)
+			if (sbxs_parse_network(v, cr, bad, bsize, err, esize) < 0)
 				return -1;
 		} else if (strcmp(key, "autoPause") == 0) {
 			if (json_is_true(v))
-				e2b_add_bad(
+				sbxs_add_bad(
 					bad, bsize,
 					"autoPause true (a sandbox is killed at its timeout here, "
 					"never paused)");
 			else if (!json_is_false(v) && !json_is_null(v))
-				e2b_add_bad(bad, bsize, "autoPause (not a boolean)");
+				sbxs_add_bad(bad, bsize, "autoPause (not a boolean)");
 		} else if (strcmp(key, "autoResume") == 0) {
 			json_t *en = json_object_get(v, "enabled");
 
 			if (json_is_null(v) ||
 			    (json_is_object(v) && json_object_size(v) == 1 && json_is_false(en)))
 				continue;
-			e2b_add_bad(bad, bsize, "autoResume (nothing is ever paused here)");
+			sbxs_add_bad(bad, bsize, "autoResume (nothing is ever paused here)");
 		} else if (strcmp(key, "lifecycle") == 0) {
 			const char *k2;
 			json_t *x;
@@ -406,12 +406,12 @@ parse_create(json_t *body, struct create_req *cr, char *bad, size_t bsize, char 
 					ok = 0;
 				}
 			if (!ok)
-				e2b_add_bad(
+				sbxs_add_bad(
 					bad, bsize,
 					"lifecycle (only onTimeout \"kill\" and autoResume false)");
 		} else {
 			snprintf(what, sizeof(what), "%.64s", key);
-			e2b_add_bad(bad, bsize, what);
+			sbxs_add_bad(bad, bsize, what);
 		}
 	}
 	return 0;
@@ -436,9 +436,9 @@ static unsigned create_status(int code)
 }
 
 /* The policy of a NewSandbox; on failure *status and err say why. */
-static int build_policy(struct cli_e2b *srv,
-			const struct create_req *cr,
-			struct box *b,
+static int build_policy(struct sbxs_server *srv,
+			const struct sbxs_create_req *cr,
+			struct sbxs_box *b,
 			sbx_policy **out,
 			unsigned *status,
 			char *err,
@@ -474,7 +474,7 @@ static int build_policy(struct cli_e2b *srv,
 	if (cr->template_id && strcmp(cr->template_id, "base") != 0) {
 		char why[160];
 
-		if (e2b_image_ref_ok(cr->template_id, why, sizeof(why)) < 0) {
+		if (sbxs_image_ref_ok(cr->template_id, why, sizeof(why)) < 0) {
 			snprintf(err, esize, "templateID is not a valid image reference: %s", why);
 			goto fail;
 		}
@@ -509,7 +509,7 @@ static int build_policy(struct cli_e2b *srv,
 			goto fail;
 		}
 	}
-	if (e2b_apply_network(cr, p, &b->network, err, esize) < 0)
+	if (sbxs_apply_network(cr, p, &b->network, err, esize) < 0)
 		goto fail;
 	b->internet = cr->internet;
 	b->secure = cr->secure;
@@ -527,62 +527,63 @@ fail:
 	return -1;
 }
 
-static enum MHD_Result rest_create(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq)
+static enum MHD_Result
+rest_create(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq)
 {
 	char err[1024] = "", bad[1024] = "";
-	struct create_req cr;
+	struct sbxs_create_req cr;
 	struct MHD_Response *r;
 	json_error_t je;
 	json_t *body;
 	sbx_policy *p = NULL;
 	sbx_sandbox *s = NULL;
-	struct box *b;
+	struct sbxs_box *b;
 	unsigned status;
 	int rc;
 
 	body = json_loadb(rq->body ? rq->body : "", rq->len, JSON_REJECT_DUPLICATES, &je);
 	if (!body)
-		return e2b_rest_error(c, 400, "Error when parsing request: %s", je.text);
+		return sbxs_rest_error(c, 400, "Error when parsing request: %s", je.text);
 	if (parse_create(body, &cr, bad, sizeof(bad), err, sizeof(err)) < 0) {
 		json_decref(body);
-		return e2b_rest_error(c, 400, "Error when parsing request: %s", err);
+		return sbxs_rest_error(c, 400, "Error when parsing request: %s", err);
 	}
 	if (bad[0]) {
 		json_decref(body);
-		return e2b_rest_error(
+		return sbxs_rest_error(
 			c, 400,
 			"NewSandbox has fields this server cannot honour, refused rather "
 			"than ignored: %s",
 			bad);
 	}
-	b = e2b_box_new(srv);
+	b = sbxs_box_new(srv);
 	if (!b) {
 		json_decref(body);
-		return e2b_rest_error(c, 500, "out of memory");
+		return sbxs_rest_error(c, 500, "out of memory");
 	}
 	if (build_policy(srv, &cr, b, &p, &status, err, sizeof(err)) < 0) {
 		json_decref(body);
-		e2b_box_free(b);
-		return e2b_rest_error(c, status, "%s", err);
+		sbxs_box_free(b);
+		return sbxs_rest_error(c, status, "%s", err);
 	}
 	json_decref(body);
-	if (b->secure && e2b_random_hex(b->token, 32) < 0) {
-		e2b_box_free(b);
+	if (b->secure && sbxs_random_hex(b->token, 32) < 0) {
+		sbxs_box_free(b);
 		sbx_policy_free(p);
-		return e2b_rest_error(c, 500, "getrandom failed");
+		return sbxs_rest_error(c, 500, "getrandom failed");
 	}
 	pthread_mutex_lock(&srv->mu);
 	if (srv->stopping) {
 		pthread_mutex_unlock(&srv->mu);
-		e2b_box_free(b);
+		sbxs_box_free(b);
 		sbx_policy_free(p);
-		return e2b_rest_error(c, 503, "the server is shutting down");
+		return sbxs_rest_error(c, 503, "the server is shutting down");
 	}
 	if (srv->nboxes + (size_t)srv->creating >= MAX_BOXES) {
 		pthread_mutex_unlock(&srv->mu);
-		e2b_box_free(b);
+		sbxs_box_free(b);
 		sbx_policy_free(p);
-		return e2b_rest_error(
+		return sbxs_rest_error(
 			c, 429,
 			"You have reached the maximum number of concurrent sandboxes on "
 			"this server (%d)",
@@ -593,7 +594,7 @@ static enum MHD_Result rest_create(struct cli_e2b *srv, struct MHD_Connection *c
 
 	/* The lifetime counts from before the create, as the library's does. */
 	b->started_wall = wall_ms();
-	b->started_mono = e2b_mono_ms();
+	b->started_mono = sbxs_mono_ms();
 	rc = sbx_sandbox_create(&s, srv->b, p);
 	sbx_policy_free(p);
 	if (rc < 0) {
@@ -601,8 +602,8 @@ static enum MHD_Result rest_create(struct cli_e2b *srv, struct MHD_Connection *c
 		pthread_mutex_lock(&srv->mu);
 		srv->creating--;
 		pthread_mutex_unlock(&srv->mu);
-		e2b_box_free(b);
-		return e2b_rest_error(c, create_status(rc), "%s", err);
+		sbxs_box_free(b);
+		return sbxs_rest_error(c, create_status(rc), "%s", err);
 	}
 	{
 		const sbx_policy *ep = sbx_sandbox_policy(s);
@@ -617,36 +618,36 @@ static enum MHD_Result rest_create(struct cli_e2b *srv, struct MHD_Connection *c
 	}
 	pthread_mutex_lock(&srv->mu);
 	srv->creating--;
-	if (srv->stopping || e2b_register_locked(srv, b) < 0) {
+	if (srv->stopping || sbxs_register_locked(srv, b) < 0) {
 		int stopping = srv->stopping;
 
 		pthread_mutex_unlock(&srv->mu);
 		b->s = s;
-		e2b_box_free(b);
-		return e2b_rest_error(c, stopping ? 503 : 500,
-				      stopping ? "the server is shutting down"
-					       : "no free sandbox id");
+		sbxs_box_free(b);
+		return sbxs_rest_error(c, stopping ? 503 : 500,
+				       stopping ? "the server is shutting down"
+						: "no free sandbox id");
 	}
 	b->s = s;
 	b->refs = 2; /* the registry's and this request's */
 	pthread_mutex_unlock(&srv->mu);
-	r = e2b_json_response(box_sandbox_json(b));
+	r = sbxs_json_response(box_sandbox_json(b));
 	if (r)
 		MHD_add_response_header(r, "Sandboxio-Tier", b->tier ? b->tier : "container");
-	e2b_box_unref(b);
-	return e2b_queue(c, 201, r);
+	sbxs_box_unref(b);
+	return sbxs_queue(c, 201, r);
 }
 
 /* ===== REST: one sandbox ===== */
 
 static enum MHD_Result not_found(struct MHD_Connection *c, const char *id)
 {
-	return e2b_rest_error(c, 404,
-			      "Sandbox \"%.64s\" doesn't exist or you don't have access to it", id);
+	return sbxs_rest_error(
+		c, 404, "Sandbox \"%.64s\" doesn't exist or you don't have access to it", id);
 }
 
 /* A body of exactly one optional integer field: {"timeout": N}. */
-static int parse_seconds(struct req *rq,
+static int parse_seconds(struct sbxs_req *rq,
 			 const char *field,
 			 int required,
 			 json_int_t *out,
@@ -705,15 +706,15 @@ enum end_change { END_SET, END_EXTEND };
  * the library's own deadline kills the sandbox then, whatever is asked. A
  * second of grace absorbs the SDKs' rounding of milliseconds up to seconds.
  */
-static enum MHD_Result change_end(struct cli_e2b *srv,
+static enum MHD_Result change_end(struct sbxs_server *srv,
 				  struct MHD_Connection *c,
 				  const char *id,
 				  json_int_t seconds,
 				  enum end_change how,
 				  json_t *ok_body)
 {
-	struct box *b = e2b_box_get(srv, id);
-	uint64_t now = e2b_mono_ms(), want;
+	struct sbxs_box *b = sbxs_box_get(srv, id);
+	uint64_t now = sbxs_mono_ms(), want;
 	int64_t life_wall;
 
 	if (!b) {
@@ -722,9 +723,9 @@ static enum MHD_Result change_end(struct cli_e2b *srv,
 	}
 	if ((uint64_t)seconds > srv->max_timeout_s) {
 		json_decref(ok_body);
-		e2b_box_unref(b);
-		return e2b_rest_error(c, 400, "Timeout cannot be greater than %llu seconds",
-				      (unsigned long long)srv->max_timeout_s);
+		sbxs_box_unref(b);
+		return sbxs_rest_error(c, 400, "Timeout cannot be greater than %llu seconds",
+				       (unsigned long long)srv->max_timeout_s);
 	}
 	want = now + (uint64_t)seconds * 1000;
 	pthread_mutex_lock(&srv->mu);
@@ -732,14 +733,14 @@ static enum MHD_Result change_end(struct cli_e2b *srv,
 		life_wall = b->started_wall + (int64_t)(b->life_mono - b->started_mono);
 		pthread_mutex_unlock(&srv->mu);
 		json_decref(ok_body);
-		e2b_box_unref(b);
+		sbxs_box_unref(b);
 		{
 			json_t *t = rfc3339(life_wall);
 			char when[48];
 
 			snprintf(when, sizeof(when), "%s", json_string_value(t));
 			json_decref(t);
-			return e2b_rest_error(
+			return sbxs_rest_error(
 				c, 400,
 				"Timeout cannot extend sandbox \"%s\" past %s: its "
 				"lifetime was fixed at create on this server (create it "
@@ -755,16 +756,16 @@ static enum MHD_Result change_end(struct cli_e2b *srv,
 	if (ok_body) {
 		json_t *j = ok_body;
 
-		e2b_box_unref(b);
-		return e2b_reply_json(c, 200, j);
+		sbxs_box_unref(b);
+		return sbxs_reply_json(c, 200, j);
 	}
-	e2b_box_unref(b);
-	return e2b_reply_empty(c, 204);
+	sbxs_box_unref(b);
+	return sbxs_reply_empty(c, 204);
 }
 
-static enum MHD_Result rest_sandbox(struct cli_e2b *srv,
+static enum MHD_Result rest_sandbox(struct sbxs_server *srv,
 				    struct MHD_Connection *c,
-				    struct req *rq,
+				    struct sbxs_req *rq,
 				    const char *method,
 				    const char *id,
 				    const char *sub)
@@ -774,69 +775,69 @@ static enum MHD_Result rest_sandbox(struct cli_e2b *srv,
 	char err[512];
 	json_int_t secs = 0;
 	int given;
-	struct box *b;
+	struct sbxs_box *b;
 
 	if (!*sub) {
 		if (strcmp(method, "GET") == 0) {
 			json_t *j;
 
-			b = e2b_box_get(srv, id);
+			b = sbxs_box_get(srv, id);
 			if (!b)
 				return not_found(c, id);
 			pthread_mutex_lock(&srv->mu);
 			j = box_listed_json(b, 1);
 			pthread_mutex_unlock(&srv->mu);
-			e2b_box_unref(b);
-			return e2b_reply_json(c, 200, j);
+			sbxs_box_unref(b);
+			return sbxs_reply_json(c, 200, j);
 		}
 		if (strcmp(method, "DELETE") == 0) {
-			b = e2b_box_get(srv, id);
+			b = sbxs_box_get(srv, id);
 			if (!b)
 				return not_found(c, id);
-			e2b_retire(b);
-			e2b_box_unref(b); /* the last reference closes it now, unless in use */
-			return e2b_reply_empty(c, 204);
+			sbxs_retire(b);
+			sbxs_box_unref(b); /* the last reference closes it now, unless in use */
+			return sbxs_reply_empty(c, 204);
 		}
-		return e2b_rest_error(c, 405, "Method %.16s is not allowed on /sandboxes/{id}",
-				      method);
+		return sbxs_rest_error(c, 405, "Method %.16s is not allowed on /sandboxes/{id}",
+				       method);
 	}
 	if (strcmp(sub, "timeout") == 0 || strcmp(sub, "refreshes") == 0 ||
 	    strcmp(sub, "connect") == 0) {
 		int is_timeout = sub[0] == 't', is_connect = sub[0] == 'c';
 
 		if (strcmp(method, "POST") != 0)
-			return e2b_rest_error(c, 405,
-					      "Method %.16s is not allowed on /sandboxes/{id}/%s",
-					      method, sub);
+			return sbxs_rest_error(c, 405,
+					       "Method %.16s is not allowed on /sandboxes/{id}/%s",
+					       method, sub);
 		if (parse_seconds(rq, is_timeout || is_connect ? "timeout" : "duration", is_timeout,
 				  &secs, &given, err, sizeof(err)) < 0)
-			return e2b_rest_error(c, 400, "%s", err);
+			return sbxs_rest_error(c, 400, "%s", err);
 		if (is_connect) {
 			json_t *j;
 
-			b = e2b_box_get(srv, id);
+			b = sbxs_box_get(srv, id);
 			if (!b)
 				return not_found(c, id);
 			j = box_sandbox_json(b);
-			e2b_box_unref(b);
+			sbxs_box_unref(b);
 			if (!given)
-				return e2b_reply_json(c, 200, j);
+				return sbxs_reply_json(c, 200, j);
 			return change_end(srv, c, id, secs, END_EXTEND, j);
 		}
 		if (!is_timeout && (!given || secs > 3600))
-			return e2b_rest_error(c, 400, "duration must be 0 to 3600 seconds");
+			return sbxs_rest_error(c, 400, "duration must be 0 to 3600 seconds");
 		return change_end(srv, c, id, secs, is_timeout ? END_SET : END_EXTEND, NULL);
 	}
 	for (size_t k = 0; k < sizeof(unsupported) / sizeof(unsupported[0]); k++)
 		if (strcmp(sub, unsupported[k]) == 0) {
-			b = e2b_box_get(srv, id);
+			b = sbxs_box_get(srv, id);
 			if (!b)
 				return not_found(c, id);
-			e2b_box_unref(b);
-			return e2b_rest_error(
+			sbxs_box_unref(b);
+			return sbxs_rest_error(
 				c, 501, "/sandboxes/{id}/%s is not supported by this server", sub);
 		}
-	return e2b_rest_error(c, 404, "Not found: %.16s /sandboxes/%.64s/%.64s", method, id, sub);
+	return sbxs_rest_error(c, 404, "Not found: %.16s /sandboxes/%.64s/%.64s", method, id, sub);
 }
 
 /* ===== REST: listing ===== */
@@ -973,14 +974,14 @@ static int parse_token(const char *t, int64_t *started, char id[21])
 	return 0;
 }
 
-static enum MHD_Result rest_list(struct cli_e2b *srv, struct MHD_Connection *c, int v2)
+static enum MHD_Result rest_list(struct sbxs_server *srv, struct MHD_Connection *c, int v2)
 {
-	const char *meta_q = e2b_query(c, "metadata"), *state = v2 ? e2b_query(c, "state") : NULL;
-	const char *limit_q = v2 ? e2b_query(c, "limit") : NULL,
-		   *token = v2 ? e2b_query(c, "nextToken") : NULL;
-	const char *order = v2 ? e2b_query(c, "order") : NULL,
-		   *after_q = v2 ? e2b_query(c, "startedAfter") : NULL;
-	const char *tmpl = v2 ? e2b_query(c, "template") : NULL;
+	const char *meta_q = sbxs_query(c, "metadata"), *state = v2 ? sbxs_query(c, "state") : NULL;
+	const char *limit_q = v2 ? sbxs_query(c, "limit") : NULL,
+		   *token = v2 ? sbxs_query(c, "nextToken") : NULL;
+	const char *order = v2 ? sbxs_query(c, "order") : NULL,
+		   *after_q = v2 ? sbxs_query(c, "startedAfter") : NULL;
+	const char *tmpl = v2 ? sbxs_query(c, "template") : NULL;
 	struct listed items[MAX_BOXES];
 	json_t *filter = NULL, *arr;
 	char tok_id[21] = "", next[64] = "", total[24];
@@ -990,7 +991,7 @@ static enum MHD_Result rest_list(struct cli_e2b *srv, struct MHD_Connection *c, 
 	struct MHD_Response *r;
 
 	if (meta_q && *meta_q && parse_metadata_filter(meta_q, &filter) < 0)
-		return e2b_rest_error(c, 400, "Invalid metadata query: expected key=value pairs");
+		return sbxs_rest_error(c, 400, "Invalid metadata query: expected key=value pairs");
 	if (state && *state) {
 		char buf[128], *save = NULL, *w;
 
@@ -1001,8 +1002,8 @@ static enum MHD_Result rest_list(struct cli_e2b *srv, struct MHD_Connection *c, 
 				running_wanted = 1;
 			} else if (strcmp(w, "paused") != 0) {
 				json_decref(filter);
-				return e2b_rest_error(c, 400,
-						      "Invalid state '%.32s' (running, paused)", w);
+				return sbxs_rest_error(
+					c, 400, "Invalid state '%.32s' (running, paused)", w);
 			}
 		}
 	}
@@ -1012,27 +1013,27 @@ static enum MHD_Result rest_list(struct cli_e2b *srv, struct MHD_Connection *c, 
 
 		if (end == limit_q || *end || v < 1 || v > 100) {
 			json_decref(filter);
-			return e2b_rest_error(c, 400, "limit must be between 1 and 100");
+			return sbxs_rest_error(c, 400, "limit must be between 1 and 100");
 		}
 		limit = (size_t)v;
 	}
 	if (order && strcmp(order, "asc") != 0 && strcmp(order, "desc") != 0) {
 		json_decref(filter);
-		return e2b_rest_error(c, 400, "order must be asc or desc");
+		return sbxs_rest_error(c, 400, "order must be asc or desc");
 	}
 	desc = order && strcmp(order, "desc") == 0;
 	if (token && *token && parse_token(token, &tok_started, tok_id) < 0) {
 		json_decref(filter);
-		return e2b_rest_error(c, 400, "Invalid next token");
+		return sbxs_rest_error(c, 400, "Invalid next token");
 	}
 	if (after_q && parse_rfc3339(after_q, &after) < 0) {
 		json_decref(filter);
-		return e2b_rest_error(c, 400, "startedAfter must be an RFC 3339 time");
+		return sbxs_rest_error(c, 400, "startedAfter must be an RFC 3339 time");
 	}
 	pthread_mutex_lock(&srv->mu);
 	running = srv->nboxes;
 	for (size_t k = 0; running_wanted && k < srv->nboxes; k++) {
-		struct box *b = srv->boxes[k];
+		struct sbxs_box *b = srv->boxes[k];
 
 		if (filter && !metadata_matches(b->metadata, filter))
 			continue;
@@ -1068,20 +1069,20 @@ static enum MHD_Result rest_list(struct cli_e2b *srv, struct MHD_Connection *c, 
 				 items[at].id);
 		json_array_append_new(arr, items[at].j);
 	}
-	r = e2b_json_response(arr);
+	r = sbxs_json_response(arr);
 	if (r && next[0])
 		MHD_add_response_header(r, "X-Next-Token", next);
 	snprintf(total, sizeof(total), "%zu", running);
 	if (r)
 		MHD_add_response_header(r, "X-Total-Running", total);
-	return e2b_queue(c, 200, r);
+	return sbxs_queue(c, 200, r);
 }
 
-enum MHD_Result e2b_rest(struct cli_e2b *srv,
-			 struct MHD_Connection *c,
-			 struct req *rq,
-			 const char *method,
-			 const char *url)
+enum MHD_Result sbxs_rest(struct sbxs_server *srv,
+			  struct MHD_Connection *c,
+			  struct sbxs_req *rq,
+			  const char *method,
+			  const char *url)
 {
 	int v2 = strncmp(url, "/v2/", 4) == 0;
 	const char *p = v2 ? url + 3 : url, *slash;
@@ -1093,7 +1094,7 @@ enum MHD_Result e2b_rest(struct cli_e2b *srv,
 			return rest_create(srv, c, rq);
 		if (strcmp(method, "GET") == 0)
 			return rest_list(srv, c, v2);
-		return e2b_rest_error(c, 405, "Method %.16s is not allowed on /sandboxes", method);
+		return sbxs_rest_error(c, 405, "Method %.16s is not allowed on /sandboxes", method);
 	}
 	if (strncmp(p, "/sandboxes/", 11) == 0) {
 		p += 11;
@@ -1105,5 +1106,5 @@ enum MHD_Result e2b_rest(struct cli_e2b *srv,
 		id[n] = '\0';
 		return rest_sandbox(srv, c, rq, method, id, slash ? slash + 1 : "");
 	}
-	return e2b_rest_error(c, 404, "Not found: %.16s %.128s", method, url);
+	return sbxs_rest_error(c, 404, "Not found: %.16s %.128s", method, url);
 }

@@ -33,9 +33,9 @@
 
 /* ===== A process and its queue of frames ===== */
 
-void e2b_proc_free(struct proc *pr)
+void sbxs_proc_free(struct sbxs_proc *pr)
 {
-	struct frame *f, *next;
+	struct sbxs_frame *f, *next;
 
 	for (f = pr->qh; f; f = next) {
 		next = f->next;
@@ -58,24 +58,24 @@ void e2b_proc_free(struct proc *pr)
 	free(pr->in);
 	pthread_cond_destroy(&pr->cv);
 	if (pr->box)
-		e2b_box_unref(pr->box);
+		sbxs_box_unref(pr->box);
 	free(pr);
 }
 
-void e2b_proc_unref(struct proc *pr)
+void sbxs_proc_unref(struct sbxs_proc *pr)
 {
-	struct cli_e2b *srv = pr->box->srv;
+	struct sbxs_server *srv = pr->box->srv;
 	int last;
 
 	pthread_mutex_lock(&srv->mu);
 	last = --pr->refs == 0;
 	pthread_mutex_unlock(&srv->mu);
 	if (last)
-		e2b_proc_free(pr);
+		sbxs_proc_free(pr);
 }
 
 /* Queues a frame (mu held); a frame nobody will read is dropped. */
-void e2b_push_locked(struct proc *pr, struct frame *f)
+void sbxs_push_locked(struct sbxs_proc *pr, struct sbxs_frame *f)
 {
 	if (!f)
 		return;
@@ -99,20 +99,20 @@ void e2b_push_locked(struct proc *pr, struct frame *f)
  * its own deadline (the one the run has too) cancels nothing: the run ends
  * by that deadline, and the sandbox lives on.
  */
-void e2b_cancel_proc(struct proc *pr, enum cancel_why why)
+void sbxs_cancel_proc(struct sbxs_proc *pr, enum sbxs_cancel why)
 {
-	struct box *b = pr->box;
-	struct cli_e2b *srv = b->srv;
+	struct sbxs_box *b = pr->box;
+	struct sbxs_server *srv = b->srv;
 	int kill = 0, drop = 0, busy_kill = 0;
 
 	pthread_mutex_lock(&srv->mu);
-	if (pr->cancel == CANCEL_NONE && !pr->run_done &&
-	    !(why == CANCEL_GONE && pr->deadline &&
-	      e2b_mono_ms() + DEADLINE_GRACE_MS >= pr->deadline)) {
+	if (pr->cancel == SBXS_CANCEL_NONE && !pr->run_done &&
+	    !(why == SBXS_CANCEL_GONE && pr->deadline &&
+	      sbxs_mono_ms() + DEADLINE_GRACE_MS >= pr->deadline)) {
 		pr->cancel = why;
 		if (pr->started) {
 			kill = 1;
-			drop = e2b_retire_locked(b, &busy_kill);
+			drop = sbxs_retire_locked(b, &busy_kill);
 		}
 	}
 	pthread_cond_broadcast(&pr->cv);
@@ -121,21 +121,21 @@ void e2b_cancel_proc(struct proc *pr, enum cancel_why why)
 	if (kill)
 		sbx_sandbox_kill(b->s);
 	if (drop)
-		e2b_box_unref(b);
+		sbxs_box_unref(b);
 }
 
 /* ===== The events of a run ===== */
 
 /* {"event":{"data":{"stdout":"<base64>"}}}, built directly: base64 needs
  * no escaping, and this is the hot path of a chatty command. */
-static struct frame *frame_data(const char *stream, const char *data, size_t n)
+static struct sbxs_frame *frame_data(const char *stream, const char *data, size_t n)
 {
 	static const char pre[] = "{\"event\":{\"data\":{\"";
 	static const char mid[] = "\":\"";
 	static const char post[] = "\"}}}";
 	size_t json_len = strlen(pre) + strlen(stream) + strlen(mid) + sbx__base64_encoded_len(n) +
 			  strlen(post);
-	struct frame *f = malloc(sizeof(*f) + 5 + json_len);
+	struct sbxs_frame *f = malloc(sizeof(*f) + 5 + json_len);
 	char *p;
 
 	if (!f)
@@ -158,23 +158,23 @@ static struct frame *frame_data(const char *stream, const char *data, size_t n)
 
 static int on_output(int stream, const char *data, size_t len, void *payload)
 {
-	struct proc *pr = payload;
-	struct cli_e2b *srv = pr->box->srv;
+	struct sbxs_proc *pr = payload;
+	struct sbxs_server *srv = pr->box->srv;
 	const char *name = stream == SBX_STREAM_STDERR ? "stderr" : "stdout";
 	int stop = 0;
 
 	while (len && !stop) {
 		size_t n = len < CHUNK_MAX ? len : CHUNK_MAX;
-		struct frame *f = frame_data(name, data, n);
+		struct sbxs_frame *f = frame_data(name, data, n);
 
 		pthread_mutex_lock(&srv->mu);
 		if (!f)
-			pr->cancel = CANCEL_GONE; /* no memory: fail closed */
-		e2b_push_locked(pr, f);
+			pr->cancel = SBXS_CANCEL_GONE; /* no memory: fail closed */
+		sbxs_push_locked(pr, f);
 		while (pr->qbytes > QUEUE_MAX && !pr->cancel && !pr->reader_done &&
 		       !pr->box->retired)
 			pthread_cond_wait(&pr->cv, &srv->mu);
-		stop = pr->cancel != CANCEL_NONE;
+		stop = pr->cancel != SBXS_CANCEL_NONE;
 		pthread_mutex_unlock(&srv->mu);
 		data += n;
 		len -= n;
@@ -210,7 +210,7 @@ static const char *signal_word(int sig)
 }
 
 /* {"event":{"end":{...}}} with protojson's zero values omitted. */
-static struct frame *frame_end(int exit_code, int exited, const char *status, int with_error)
+static struct sbxs_frame *frame_end(int exit_code, int exited, const char *status, int with_error)
 {
 	json_t *end = json_object();
 
@@ -221,16 +221,16 @@ static struct frame *frame_end(int exit_code, int exited, const char *status, in
 	json_object_set_new(end, "status", json_string(status));
 	if (with_error)
 		json_object_set_new(end, "error", json_string(status));
-	return e2b_frame_json(0, json_pack("{s:{s:o}}", "event", "end", end));
+	return sbxs_frame_json(0, json_pack("{s:{s:o}}", "event", "end", end));
 }
 
-static struct frame *frame_killed(void)
+static struct sbxs_frame *frame_killed(void)
 {
 	return frame_end(-1, 0, "signal: killed", 1);
 }
 
 /* The end event of a run that returned a result. */
-static struct frame *frame_result(const sbx_result *r)
+static struct sbxs_frame *frame_result(const sbx_result *r)
 {
 	char status[64];
 	const char *w;
@@ -280,11 +280,11 @@ enum fate { F_RUN, F_CANCELED, F_GONE, F_DEADLINE };
 
 enum limit_by { BY_POLICY, BY_LIFE, BY_CLIENT };
 
-void *e2b_worker_main(void *arg)
+void *sbxs_worker_main(void *arg)
 {
-	struct proc *pr = arg;
-	struct box *b = pr->box;
-	struct cli_e2b *srv = b->srv;
+	struct sbxs_proc *pr = arg;
+	struct sbxs_box *b = pr->box;
+	struct sbxs_server *srv = b->srv;
 	sbx_run_options ro = SBX_RUN_OPTIONS_INIT;
 	enum limit_by by = BY_POLICY;
 	sbx_result *r = NULL;
@@ -297,7 +297,7 @@ void *e2b_worker_main(void *arg)
 	for (;;) {
 		uint64_t until;
 
-		now = e2b_mono_ms();
+		now = sbxs_mono_ms();
 		if (pr->cancel) {
 			fate = F_CANCELED;
 			break;
@@ -317,7 +317,7 @@ void *e2b_worker_main(void *arg)
 		until = now + 1000;
 		if (pr->deadline && pr->deadline < until)
 			until = pr->deadline;
-		e2b_wait_until(&b->cv, &srv->mu, until);
+		sbxs_wait_until(&b->cv, &srv->mu, until);
 	}
 	if (fate == F_RUN) {
 		b->busy = 1;
@@ -356,69 +356,69 @@ void *e2b_worker_main(void *arg)
 		pr->run_done = 1;
 		pthread_cond_broadcast(&b->cv);
 	}
-	for (struct proc **pp = &b->procs; *pp; pp = &(*pp)->next)
+	for (struct sbxs_proc **pp = &b->procs; *pp; pp = &(*pp)->next)
 		if (*pp == pr) {
 			*pp = pr->next;
 			break;
 		}
 	switch (fate) {
 	case F_CANCELED:
-		if (pr->cancel == CANCEL_SIGNAL) {
-			e2b_push_locked(pr, frame_killed());
-			e2b_push_locked(pr, e2b_frame_eos(NULL, NULL));
+		if (pr->cancel == SBXS_CANCEL_SIGNAL) {
+			sbxs_push_locked(pr, frame_killed());
+			sbxs_push_locked(pr, sbxs_frame_eos(NULL, NULL));
 		}
 		break;
 	case F_GONE:
-		e2b_push_locked(pr, e2b_frame_eos("unavailable",
-						  srv->stopping ? "the server is shutting down"
-								: "The sandbox was not found"));
+		sbxs_push_locked(pr, sbxs_frame_eos("unavailable",
+						    srv->stopping ? "the server is shutting down"
+								  : "The sandbox was not found"));
 		break;
 	case F_DEADLINE:
-		e2b_push_locked(
+		sbxs_push_locked(
 			pr,
-			e2b_frame_eos("deadline_exceeded",
-				      pr->want_stdin && !pr->stdin_closed
-					      ? "the deadline passed before stdin was closed"
-					      : "the deadline passed while an earlier command of "
-						"the sandbox was running"));
+			sbxs_frame_eos("deadline_exceeded",
+				       pr->want_stdin && !pr->stdin_closed
+					       ? "the deadline passed before stdin was closed"
+					       : "the deadline passed while an earlier command of "
+						 "the sandbox was running"));
 		break;
 	case F_RUN:
 		if (t == 0) {
-			e2b_push_locked(
-				pr,
-				e2b_frame_eos(by == BY_CLIENT ? "deadline_exceeded" : "unavailable",
-					      by == BY_CLIENT ? "the deadline has passed"
-							      : "The sandbox was not found"));
+			sbxs_push_locked(pr, sbxs_frame_eos(by == BY_CLIENT ? "deadline_exceeded"
+									    : "unavailable",
+							    by == BY_CLIENT
+								    ? "the deadline has passed"
+								    : "The sandbox was not found"));
 		} else if (rc < 0) {
-			if (pr->cancel == CANCEL_SIGNAL) {
-				e2b_push_locked(pr, frame_killed());
-				e2b_push_locked(pr, e2b_frame_eos(NULL, NULL));
+			if (pr->cancel == SBXS_CANCEL_SIGNAL) {
+				sbxs_push_locked(pr, frame_killed());
+				sbxs_push_locked(pr, sbxs_frame_eos(NULL, NULL));
 			} else if (b->retired) {
-				e2b_push_locked(pr, frame_killed());
-				e2b_push_locked(
-					pr, e2b_frame_eos("unavailable",
-							  "The sandbox was killed or reached its "
-							  "end of life while the command ran"));
+				sbxs_push_locked(pr, frame_killed());
+				sbxs_push_locked(
+					pr, sbxs_frame_eos("unavailable",
+							   "The sandbox was killed or reached its "
+							   "end of life while the command ran"));
 			} else {
-				e2b_push_locked(pr, e2b_frame_eos(connect_code(rc), msg));
+				sbxs_push_locked(pr, sbxs_frame_eos(connect_code(rc), msg));
 			}
 			/* The library killed the sandbox to end the run. */
 			if (rc == SBX_ECANCELED || rc == SBX_ETIMEOUT)
-				drop = e2b_retire_locked(b, &kill);
+				drop = sbxs_retire_locked(b, &kill);
 		} else {
-			e2b_push_locked(pr, frame_result(r));
+			sbxs_push_locked(pr, frame_result(r));
 			if (r->status != SBX_RUN_TIMEOUT)
-				e2b_push_locked(pr, e2b_frame_eos(NULL, NULL));
+				sbxs_push_locked(pr, sbxs_frame_eos(NULL, NULL));
 			else if (by == BY_LIFE)
-				e2b_push_locked(pr,
-						e2b_frame_eos("unavailable",
-							      "the sandbox reached its end of life "
-							      "(timeout) while the command ran"));
+				sbxs_push_locked(
+					pr, sbxs_frame_eos("unavailable",
+							   "the sandbox reached its end of life "
+							   "(timeout) while the command ran"));
 			else
-				e2b_push_locked(pr,
-						e2b_frame_eos("deadline_exceeded",
-							      "the command's deadline passed; its "
-							      "processes were killed"));
+				sbxs_push_locked(
+					pr, sbxs_frame_eos("deadline_exceeded",
+							   "the command's deadline passed; its "
+							   "processes were killed"));
 		}
 		break;
 	}
@@ -427,8 +427,8 @@ void *e2b_worker_main(void *arg)
 	pthread_mutex_unlock(&srv->mu);
 	sbx_result_free(r);
 	if (drop)
-		e2b_box_unref(b);
-	e2b_proc_unref(pr);
+		sbxs_box_unref(b);
+	sbxs_proc_unref(pr);
 	pthread_mutex_lock(&srv->mu);
 	srv->workers--;
 	pthread_cond_broadcast(&srv->cv);
@@ -462,11 +462,11 @@ static int client_gone(int fd)
  * that only stopped sending gets a keepalive, whose write fails (and ends
  * the response) if nobody is there any more.
  */
-ssize_t e2b_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+ssize_t sbxs_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	static const char keepalive[] = "{\"event\":{\"keepalive\":{}}}";
-	struct proc *pr = cls;
-	struct cli_e2b *srv = pr->box->srv;
+	struct sbxs_proc *pr = cls;
+	struct sbxs_server *srv = pr->box->srv;
 
 	(void)pos;
 	pthread_mutex_lock(&srv->mu);
@@ -492,7 +492,7 @@ ssize_t e2b_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 				pr->cur = NULL;
 				pthread_cond_broadcast(&pr->cv);
 			}
-			pr->last_sent = e2b_mono_ms();
+			pr->last_sent = sbxs_mono_ms();
 			pthread_mutex_unlock(&srv->mu);
 			return (ssize_t)k;
 		}
@@ -500,16 +500,16 @@ ssize_t e2b_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			pthread_mutex_unlock(&srv->mu);
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		}
-		now = e2b_mono_ms();
+		now = sbxs_mono_ms();
 		if (now >= pr->last_sent + pr->keepalive_ms) {
-			e2b_push_locked(pr, e2b_frame_raw(0, keepalive, sizeof(keepalive) - 1));
+			sbxs_push_locked(pr, sbxs_frame_raw(0, keepalive, sizeof(keepalive) - 1));
 			pr->last_sent = now;
 			continue;
 		}
 		until = now + 1000;
 		if (pr->last_sent + pr->keepalive_ms < until)
 			until = pr->last_sent + pr->keepalive_ms;
-		e2b_wait_until(&pr->cv, &srv->mu, until);
+		sbxs_wait_until(&pr->cv, &srv->mu, until);
 		if (pr->qh || pr->eos)
 			continue;
 		gone = client_gone(pr->fd);
@@ -518,15 +518,15 @@ ssize_t e2b_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 		}
 		if (gone == 1)
-			e2b_push_locked(pr, e2b_frame_raw(0, keepalive, sizeof(keepalive) - 1));
+			sbxs_push_locked(pr, sbxs_frame_raw(0, keepalive, sizeof(keepalive) - 1));
 	}
 }
 
 /* The response is done with (sent, failed or the client gone). */
-void e2b_stream_done(void *cls)
+void sbxs_stream_done(void *cls)
 {
-	struct proc *pr = cls;
-	struct cli_e2b *srv = pr->box->srv;
+	struct sbxs_proc *pr = cls;
+	struct sbxs_server *srv = pr->box->srv;
 	int gone;
 
 	pthread_mutex_lock(&srv->mu);
@@ -535,6 +535,6 @@ void e2b_stream_done(void *cls)
 	pthread_cond_broadcast(&pr->cv);
 	pthread_mutex_unlock(&srv->mu);
 	if (gone)
-		e2b_cancel_proc(pr, CANCEL_GONE);
-	e2b_proc_unref(pr);
+		sbxs_cancel_proc(pr, SBXS_CANCEL_GONE);
+	sbxs_proc_unref(pr);
 }

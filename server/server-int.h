@@ -1,7 +1,7 @@
 /*
  * server/server-int.h: what the files of the E2B-compatible server of
  * `sandboxio serve --api e2b` share: its state, and the functions one file
- * offers the others (named e2b_*; everything else is static). The
+ * offers the others (named sbxs_*; everything else is static). The
  * interface with the rest of the command (cli/serve.c) is server/server.h.
  *
  * The server gives E2B's REST control plane and envd's process and file
@@ -54,21 +54,21 @@
 /* ===== State ===== */
 
 /* A Connect frame: flags, uint32 BE length, JSON. */
-struct frame {
-	struct frame *next;
+struct sbxs_frame {
+	struct sbxs_frame *next;
 	size_t len;
 	char data[];
 };
 
-enum cancel_why { CANCEL_NONE = 0, CANCEL_GONE, CANCEL_SIGNAL };
+enum sbxs_cancel { SBXS_CANCEL_NONE = 0, SBXS_CANCEL_GONE, SBXS_CANCEL_SIGNAL };
 
-struct box;
+struct sbxs_box;
 
 /* One Process.Start: its request, its run, and the frames for its client. */
-struct proc {
-	struct proc *next; /* in box->procs while it waits or runs */
-	struct box *box;   /* a reference */
-	int refs;	   /* the worker's and the response's */
+struct sbxs_proc {
+	struct sbxs_proc *next; /* in box->procs while it waits or runs */
+	struct sbxs_box *box;	/* a reference */
+	int refs;		/* the worker's and the response's */
 	unsigned pid;
 	char *tag;
 	json_t *config; /* ProcessConfig as given, for List */
@@ -81,15 +81,15 @@ struct proc {
 	uint64_t keepalive_ms;
 	int fd; /* the client's socket, to notice it going away */
 	pthread_cond_t cv;
-	struct frame *qh, *qt, *cur;
+	struct sbxs_frame *qh, *qt, *cur;
 	size_t qbytes, cur_off;
 	uint64_t last_sent;
 	int started, run_done, eos, reader_done;
-	enum cancel_why cancel;
+	enum sbxs_cancel cancel;
 };
 
-struct box {
-	struct cli_e2b *srv;
+struct sbxs_box {
+	struct sbxs_server *srv;
 	int refs, retired, busy;
 	pthread_cond_t cv; /* busy, stdin and retire changes */
 	sbx_sandbox *s;
@@ -105,10 +105,10 @@ struct box {
 	int64_t cpu_milli, memory, disk;
 	const char *tier;
 	unsigned next_pid;
-	struct proc *procs;
+	struct sbxs_proc *procs;
 };
 
-struct cli_e2b {
+struct sbxs_server {
 	pthread_mutex_t mu;
 	pthread_cond_t cv; /* workers and live counts */
 	sbx_backend *b;
@@ -117,27 +117,27 @@ struct cli_e2b {
 	size_t key_len;
 	uint64_t max_timeout_s;
 	unsigned idle_timeout_s, auth_timeout_s;
-	uint64_t transfer_ms;	/* deadline of one file transfer */
-	struct e2b_conn *conns; /* every connection (http.c) */
+	uint64_t transfer_ms;	 /* deadline of one file transfer */
+	struct sbxs_conn *conns; /* every connection (http.c) */
 	struct MHD_Daemon *mhd;
-	struct box *boxes[MAX_BOXES];
+	struct sbxs_box *boxes[MAX_BOXES];
 	size_t nboxes;
 	int creating, stopping, workers, live;
 };
 
-enum route { R_REST = 1, R_ENVD };
+enum sbxs_route { SBXS_ROUTE_REST = 1, SBXS_ROUTE_ENVD };
 
 /* One HTTP request, from its headers to its completion. */
-struct req {
-	enum route route;
-	struct box *box; /* envd: a reference */
+struct sbxs_req {
+	enum sbxs_route route;
+	struct sbxs_box *box; /* envd: a reference */
 	char *body;
 	size_t len, cap, limit, discarded;
 	int too_big, answered;
 };
 
 /* A NewSandbox as parsed (its values point into the request's JSON). */
-struct create_req {
+struct sbxs_create_req {
 	const char *template_id;
 	json_int_t timeout;
 	int has_timeout;
@@ -148,81 +148,81 @@ struct create_req {
 
 /* ===== http.c: requests and replies ===== */
 
-const char *e2b_header(struct MHD_Connection *c, const char *name);
-const char *e2b_query(struct MHD_Connection *c, const char *name);
+const char *sbxs_header(struct MHD_Connection *c, const char *name);
+const char *sbxs_query(struct MHD_Connection *c, const char *name);
 /* A JSON string of any bytes (the messages quote untrusted input). */
-json_t *e2b_jtext(const char *s);
+json_t *sbxs_jtext(const char *s);
 /* Queues r (NULL: MHD_NO) with status and drops the caller's reference. */
-enum MHD_Result e2b_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r);
-struct MHD_Response *e2b_json_response(json_t *j);
-enum MHD_Result e2b_reply_json(struct MHD_Connection *c, unsigned status, json_t *j);
-enum MHD_Result e2b_reply_empty(struct MHD_Connection *c, unsigned status);
+enum MHD_Result sbxs_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r);
+struct MHD_Response *sbxs_json_response(json_t *j);
+enum MHD_Result sbxs_reply_json(struct MHD_Connection *c, unsigned status, json_t *j);
+enum MHD_Result sbxs_reply_empty(struct MHD_Connection *c, unsigned status);
 enum MHD_Result __attribute__((format(printf, 3, 4)))
-e2b_rest_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...);
+sbxs_rest_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...);
 enum MHD_Result __attribute__((format(printf, 3, 4)))
-e2b_envd_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...);
+sbxs_envd_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...);
 enum MHD_Result __attribute__((format(printf, 3, 4)))
-e2b_connect_error(struct MHD_Connection *c, const char *code, const char *fmt, ...);
-struct frame *e2b_frame_raw(int flags, const char *json, size_t n);
-struct frame *e2b_frame_json(int flags, json_t *j);
-struct frame *e2b_frame_eos(const char *code, const char *msg);
-enum MHD_Result e2b_stream_error(struct MHD_Connection *c, const char *code, const char *msg);
+sbxs_connect_error(struct MHD_Connection *c, const char *code, const char *fmt, ...);
+struct sbxs_frame *sbxs_frame_raw(int flags, const char *json, size_t n);
+struct sbxs_frame *sbxs_frame_json(int flags, json_t *j);
+struct sbxs_frame *sbxs_frame_eos(const char *code, const char *msg);
+enum MHD_Result sbxs_stream_error(struct MHD_Connection *c, const char *code, const char *msg);
 /* Whether v is an object of strings; an array of strings. */
-int e2b_string_map(json_t *v);
-int e2b_string_array(json_t *v);
+int sbxs_string_map(json_t *v);
+int sbxs_string_array(json_t *v);
 
 /* Shuts down the connections that sent no authenticated request within
  * --auth-timeout of their accept; called with each sweep. */
-void e2b_conns_sweep(struct cli_e2b *srv);
+void sbxs_conns_sweep(struct sbxs_server *srv);
 
 /* ===== box.c: sandboxes, clocks and ids ===== */
 
-uint64_t e2b_mono_ms(void);
-void e2b_cond_init(pthread_cond_t *cv);
-void e2b_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t until_ms);
-int e2b_random_hex(char *out, size_t bytes);
-struct box *e2b_box_new(struct cli_e2b *srv);
+uint64_t sbxs_mono_ms(void);
+void sbxs_cond_init(pthread_cond_t *cv);
+void sbxs_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t until_ms);
+int sbxs_random_hex(char *out, size_t bytes);
+struct sbxs_box *sbxs_box_new(struct sbxs_server *srv);
 /* Registers b (mu held) under a fresh id; -1: no free id. */
-int e2b_register_locked(struct cli_e2b *srv, struct box *b);
-void e2b_box_free(struct box *b);
+int sbxs_register_locked(struct sbxs_server *srv, struct sbxs_box *b);
+void sbxs_box_free(struct sbxs_box *b);
 /* Drops a reference; the last one closes the sandbox (mu not held). */
-void e2b_box_unref(struct box *b);
+void sbxs_box_unref(struct sbxs_box *b);
 /* The box with this id, with a reference for the caller; NULL: none. */
-struct box *e2b_box_get(struct cli_e2b *srv, const char *id);
+struct sbxs_box *sbxs_box_get(struct sbxs_server *srv, const char *id);
 /* Takes b out of the registry (mu held); see box.c for *kill and the
  * reference the caller then drops. */
-int e2b_retire_locked(struct box *b, int *kill);
-void e2b_retire(struct box *b);
+int sbxs_retire_locked(struct sbxs_box *b, int *kill);
+void sbxs_retire(struct sbxs_box *b);
 /* The busy slot: taken (0), the box ended first (-1) or until (monotonic
  * ms, 0: none) passed first (-2); given back with the library's result,
  * which retires a box the library killed. */
-int e2b_box_acquire(struct box *b, uint64_t until);
-void e2b_box_release(struct box *b, int rc);
+int sbxs_box_acquire(struct sbxs_box *b, uint64_t until);
+void sbxs_box_release(struct sbxs_box *b, int rc);
 
 /* ===== rest.c, rest-net.c: the REST control plane ===== */
 
-enum MHD_Result e2b_rest(struct cli_e2b *srv,
-			 struct MHD_Connection *c,
-			 struct req *rq,
-			 const char *method,
-			 const char *url);
+enum MHD_Result sbxs_rest(struct sbxs_server *srv,
+			  struct MHD_Connection *c,
+			  struct sbxs_req *rq,
+			  const char *method,
+			  const char *url);
 /* Whether ref is an image reference of the Engine's grammar; -1 with why. */
-int e2b_image_ref_ok(const char *ref, char *why, size_t wsize);
+int sbxs_image_ref_ok(const char *ref, char *why, size_t wsize);
 /* Appends a name to the list of NewSandbox fields this server cannot honour. */
-void e2b_add_bad(char *bad, size_t size, const char *what);
+void sbxs_add_bad(char *bad, size_t size, const char *what);
 /* NewSandbox.network into cr: a wrong type is -1 with err; a field that
  * cannot be honoured is named in bad. */
-int e2b_parse_network(
-	json_t *net, struct create_req *cr, char *bad, size_t bsize, char *err, size_t esize);
+int sbxs_parse_network(
+	json_t *net, struct sbxs_create_req *cr, char *bad, size_t bsize, char *err, size_t esize);
 /* cr's network as p's allowlist, and *echo the network a GET shows; -1 with
  * err when it cannot be expressed. */
-int e2b_apply_network(
-	const struct create_req *cr, sbx_policy *p, json_t **echo, char *err, size_t esize);
+int sbxs_apply_network(
+	const struct sbxs_create_req *cr, sbx_policy *p, json_t **echo, char *err, size_t esize);
 
 /* ===== envd.c, process.c, run.c: envd ===== */
 
 /* One file part of a multipart/form-data body (pointers into the body). */
-struct e2b_upload {
+struct sbxs_upload {
 	const char *name; /* the form's filename, or NULL */
 	size_t name_len;
 	const char *data;
@@ -235,36 +235,39 @@ struct e2b_upload {
  * Pure: bytes in, parts out. Returns the number of parts in ups (at most
  * max), or -1 with err.
  */
-int e2b_parse_multipart(const char *content_type,
-			const char *body,
-			size_t len,
-			struct e2b_upload *ups,
-			int max,
-			char *err,
-			size_t esize);
+int sbxs_parse_multipart(const char *content_type,
+			 const char *body,
+			 size_t len,
+			 struct sbxs_upload *ups,
+			 int max,
+			 char *err,
+			 size_t esize);
 
-enum MHD_Result e2b_envd(struct cli_e2b *srv,
-			 struct MHD_Connection *c,
-			 struct req *rq,
-			 const char *method,
-			 const char *url);
+enum MHD_Result sbxs_envd(struct sbxs_server *srv,
+			  struct MHD_Connection *c,
+			  struct sbxs_req *rq,
+			  const char *method,
+			  const char *url);
 /* E2B's path in the sandbox as a clean absolute path here; -1: unusable. */
-int e2b_map_path(const char *in, char *out, size_t size);
+int sbxs_map_path(const char *in, char *out, size_t size);
 /* Whether a user name is E2B's default one (or none): the only one here. */
-int e2b_user_ok(const char *name);
-enum MHD_Result e2b_envd_start(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq);
+int sbxs_user_ok(const char *name);
 enum MHD_Result
-e2b_envd_unary(struct cli_e2b *srv, struct MHD_Connection *c, struct req *rq, const char *method);
-void e2b_proc_free(struct proc *pr);
-void e2b_proc_unref(struct proc *pr);
+sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
+enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
+				struct MHD_Connection *c,
+				struct sbxs_req *rq,
+				const char *method);
+void sbxs_proc_free(struct sbxs_proc *pr);
+void sbxs_proc_unref(struct sbxs_proc *pr);
 /* Queues a frame for the client (mu held); NULL is a no-op. */
-void e2b_push_locked(struct proc *pr, struct frame *f);
+void sbxs_push_locked(struct sbxs_proc *pr, struct sbxs_frame *f);
 /* Stops a process: a waiting one is dropped, a running one killed. */
-void e2b_cancel_proc(struct proc *pr, enum cancel_why why);
+void sbxs_cancel_proc(struct sbxs_proc *pr, enum sbxs_cancel why);
 /* The thread of one process (its argument): waits its turn, runs, frames. */
-void *e2b_worker_main(void *arg);
+void *sbxs_worker_main(void *arg);
 /* The content reader and its completion of a Start response (cls: the proc). */
-ssize_t e2b_stream_read(void *cls, uint64_t pos, char *buf, size_t max);
-void e2b_stream_done(void *cls);
+ssize_t sbxs_stream_read(void *cls, uint64_t pos, char *buf, size_t max);
+void sbxs_stream_done(void *cls);
 
 #endif

@@ -5,7 +5,7 @@
  *
  * serve.c owns the process: it blocks the shutdown signals before any thread
  * exists, makes the listening socket, starts the server, prints the ready
- * line, and then calls cli_e2b_sweep() until a signal arrives. The server
+ * line, and then calls sbxs_sweep() until a signal arrives. The server
  * never prints except to warn about a sandbox it could not remove.
  */
 #ifndef SBX_SERVER_SERVER_H
@@ -16,9 +16,9 @@
 
 #include <sandboxio.h>
 
-struct cli_e2b;
+struct sbxs_server;
 
-struct cli_e2b_config {
+struct sbxs_config {
 	sbx_backend *backend;		 /* lent: outlives the server */
 	const char *default_image;	 /* templateID absent or "base"; copied */
 	const char *api_key;		 /* NUL-terminated; copied into memory wiped at stop */
@@ -33,13 +33,13 @@ struct cli_e2b_config {
 };
 
 /* Starts serving on c->listen_fd. On failure *out is untouched and err says why. */
-int cli_e2b_start(struct cli_e2b **out, const struct cli_e2b_config *c, char *err, size_t errlen);
+int sbxs_start(struct sbxs_server **out, const struct sbxs_config *c, char *err, size_t errlen);
 
 /* Closes the sandboxes whose timeout has passed. Called about four times a second. */
-void cli_e2b_sweep(struct cli_e2b *srv);
+void sbxs_sweep(struct sbxs_server *srv);
 
 /* Stops serving, closes every sandbox (ending the runs in them), waits for
  * every thread of the server and frees it. NULL is a no-op. */
-void cli_e2b_stop(struct cli_e2b *srv);
+void sbxs_stop(struct sbxs_server *srv);
 
 #endif

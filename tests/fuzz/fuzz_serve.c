@@ -2,20 +2,20 @@
  * tests/fuzz/fuzz_serve.c: libFuzzer target for the parsers of the CLI's
  * E2B-compatible server (server/) that take a client's bytes, each
  * the lowest function that does: the NewSandbox body (parse_create(), and
- * its network rules, e2b_parse_network()), the metadata filter's query and
+ * its network rules, sbxs_parse_network()), the metadata filter's query and
  * its percent-decoding (parse_metadata_filter(), pct_decode()), the list
  * cursor (parse_token()), RFC 3339 times (parse_rfc3339(), with the round
  * trip of rfc3339()), the process Start request (parse_start()), the
  * process selector (parse_selector()), Connect-Timeout-Ms
- * (parse_timeout_header()), envd paths (e2b_map_path()) and multipart
- * uploads (e2b_parse_multipart()).
+ * (parse_timeout_header()), envd paths (sbxs_map_path()) and multipart
+ * uploads (sbxs_parse_multipart()).
  *
  * The .c files are included so that their static parsers are reached
  * without changing them; no daemon is started. Not reached: what is read
  * inline in libmicrohttpd's callbacks with a live connection (the Host
  * routing and envd port of envd_target(), the body limits, Basic user
  * names, and the start request's 5-byte Connect envelope in
- * e2b_envd_start()).
+ * sbxs_envd_start()).
  *
  * The first byte chooses the parser; the rest is its input (for multipart:
  * the Content-Type up to the first newline, then the body). Invariants
@@ -33,7 +33,7 @@ static void multipart(const char *in, size_t n)
 {
 	const char *nl = memchr(in, '\n', n);
 	char ct[256], err[256] = "";
-	struct e2b_upload ups[4];
+	struct sbxs_upload ups[4];
 	size_t cl;
 	int k;
 
@@ -52,7 +52,7 @@ static void multipart(const char *in, size_t n)
 		if (!body)
 			abort();
 		memcpy(body, nl + 1, bl);
-		k = e2b_parse_multipart(ct, body, bl, ups, 4, err, sizeof(err));
+		k = sbxs_parse_multipart(ct, body, bl, ups, 4, err, sizeof(err));
 		if (k < 0 && !err[0])
 			abort();
 		for (int i = 0; i < k; i++)
@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	j = json_loadb((const char *)data + 1, size - 1, JSON_REJECT_DUPLICATES, NULL);
 	switch (data[0] % 12) {
 	case 0: {
-		struct create_req cr = {0};
+		struct sbxs_create_req cr = {0};
 
 		if (j && parse_create(j, &cr, bad, sizeof(bad), err, sizeof(err)) < 0 && !err[0] &&
 		    !bad[0])
@@ -86,9 +86,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	}
 	case 1: {
-		struct create_req cr = {0};
+		struct sbxs_create_req cr = {0};
 
-		if (j && e2b_parse_network(j, &cr, bad, sizeof(bad), err, sizeof(err)) < 0 &&
+		if (j && sbxs_parse_network(j, &cr, bad, sizeof(bad), err, sizeof(err)) < 0 &&
 		    !err[0] && !bad[0])
 			abort();
 		break;
@@ -138,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	}
 	case 6: {
-		struct proc *pr = calloc(1, sizeof(*pr));
+		struct sbxs_proc *pr = calloc(1, sizeof(*pr));
 		const char *code = NULL;
 
 		if (!pr)
@@ -146,7 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pthread_cond_init(&pr->cv, NULL);
 		if (j && parse_start(j, pr, &code, err, sizeof(err)) < 0 && !err[0])
 			abort();
-		e2b_proc_free(pr);
+		sbxs_proc_free(pr);
 		break;
 	}
 	case 7: {
@@ -166,7 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 9: {
 		char out[64];
 
-		if (e2b_map_path(s, out, sizeof(out)) == 0) {
+		if (sbxs_map_path(s, out, sizeof(out)) == 0) {
 			size_t n = strnlen(out, sizeof(out));
 
 			/* Absolute, cleaned: no "." or ".." segment reaches the library. */
