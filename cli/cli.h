@@ -116,8 +116,6 @@ void cli_print_error(const struct cli_opts *o, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_print_json(void *json); /* takes a json_t *, prints it on stdout and frees it */
-void *cli_json_text(const char *data, size_t len, int *lossy);
-size_t cli_utf8_lossy(char *dst, const unsigned char *src, size_t len, int *lossy);
 
 /* io.c */
 int cli_write_all(int fd, const void *data, size_t len);

@@ -37,6 +37,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "util/json-text.h"
 
 extern char **environ;
 
@@ -117,7 +118,7 @@ static void check(struct doctor *d, enum level lv, const char *name, const char 
 	}
 	if (d->o->json) {
 		json_t *c = json_pack("{s:s, s:s, s:o}", "name", name, "status", status, "detail",
-				      cli_json_text(detail, strlen(detail), NULL));
+				      sbx__json_text(detail, strlen(detail), NULL));
 
 		if (c)
 			json_array_append_new(d->checks, c);

@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "util/json-text.h"
 
 int cmd_rm(const struct cli_opts *o)
 {
@@ -213,10 +214,10 @@ static int collect_reaped(const sbx_reap_info *info, void *payload)
 		c->failed++;
 	/* Labels and engine messages need not be UTF-8: replace, never drop a row. */
 	row = json_pack("{s:o, s:o, s:s, s:b, s:o}", "id",
-			cli_json_text(info->id, strlen(info->id), NULL), "tenant",
-			cli_json_text(tenant, strlen(tenant), NULL), "reason",
+			sbx__json_text(info->id, strlen(info->id), NULL), "tenant",
+			sbx__json_text(tenant, strlen(tenant), NULL), "reason",
 			reason_name(info->reason), "removed", info->removed != 0, "detail",
-			cli_json_text(detail, strlen(detail), NULL));
+			sbx__json_text(detail, strlen(detail), NULL));
 	if (row)
 		json_array_append_new(c->rows, row);
 	return 0;

@@ -28,6 +28,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "util/json-text.h"
 
 #define CLI_EXIT_PIPE 141 /* our stdout went away: as a shell reports SIGPIPE */
 
@@ -108,8 +109,8 @@ static json_t *limits_hit(unsigned int hit)
 static int print_result_json(const sbx_result *r, const struct run_info *ri)
 {
 	int out_lossy = 0, err_lossy = 0;
-	json_t *out = cli_json_text(r->stdout_data, r->stdout_len, &out_lossy);
-	json_t *err = cli_json_text(r->stderr_data, r->stderr_len, &err_lossy);
+	json_t *out = sbx__json_text(r->stdout_data, r->stdout_len, &out_lossy);
+	json_t *err = sbx__json_text(r->stderr_data, r->stderr_len, &err_lossy);
 	json_t *o;
 
 	o = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:o, s:o, s:b, s:b, s:I, s:I, s:I, s:I, s:I, "

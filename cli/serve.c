@@ -776,6 +776,7 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 	ec.auth_timeout_s = auth_s;
 	ec.idle_timeout_s = SERVE_IDLE_TIMEOUT_S;
 	ec.transfer_timeout_ms = (uint64_t)transfer_s * 1000;
+	ec.warn = cli_warn;
 	if (sbxs_start(&srv, &ec, err, sizeof(err)) < 0) {
 		cli_print_error(o, SBX_ERROR, "serve: %s", err);
 		close(fd);

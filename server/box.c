@@ -23,7 +23,6 @@
 
 #include <jansson.h>
 
-#include "cli/cli.h"
 #include "server/server-int.h"
 #include "server/server.h"
 
@@ -140,7 +139,7 @@ int sbxs_register_locked(struct sbxs_server *srv, struct sbxs_box *b)
 void sbxs_box_free(struct sbxs_box *b)
 {
 	if (b->s && sbx_sandbox_close(b->s) < 0)
-		cli_warn("serve: sandbox %s: %s", b->id, sbx_error_last()->message);
+		b->srv->warn("serve: sandbox %s: %s", b->id, sbx_error_last()->message);
 	json_decref(b->metadata);
 	json_decref(b->network);
 	free(b->template_id);

@@ -23,9 +23,9 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
-#include "cli/cli.h"
 #include "server/server-int.h"
 #include "server/server.h"
+#include "util/json-text.h"
 
 /* ===== Small helpers ===== */
 
@@ -44,7 +44,7 @@ static int ct_equal(const char *a, size_t alen, const char *b, size_t blen)
 /* A JSON string of any bytes (the messages quote untrusted input). */
 json_t *sbxs_jtext(const char *s)
 {
-	json_t *j = cli_json_text(s, strlen(s), NULL);
+	json_t *j = sbx__json_text(s, strlen(s), NULL);
 
 	return j ? j : json_string("");
 }
@@ -611,6 +611,7 @@ int sbxs_start(struct sbxs_server **out, const struct sbxs_config *c, char *err,
 	srv->idle_timeout_s = c->idle_timeout_s;
 	srv->auth_timeout_s = c->auth_timeout_s;
 	srv->transfer_ms = c->transfer_timeout_ms;
+	srv->warn = c->warn;
 	/* A connection starts with the short timeout of the unauthenticated;
 	 * one address may hold at most max_client_connections of the
 	 * max_connections (one thread each); past either, libmicrohttpd

@@ -117,7 +117,8 @@ struct sbxs_server {
 	size_t key_len;
 	uint64_t max_timeout_s;
 	unsigned idle_timeout_s, auth_timeout_s;
-	uint64_t transfer_ms;	 /* deadline of one file transfer */
+	uint64_t transfer_ms; /* deadline of one file transfer */
+	void (*warn)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 	struct sbxs_conn *conns; /* every connection (http.c) */
 	struct MHD_Daemon *mhd;
 	struct sbxs_box *boxes[MAX_BOXES];

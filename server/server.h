@@ -30,6 +30,9 @@ struct sbxs_config {
 	unsigned auth_timeout_s;	 /* idle bound before an authenticated request */
 	unsigned idle_timeout_s;	 /* idle bound after one */
 	uint64_t transfer_timeout_ms;	 /* deadline of one file transfer in a sandbox */
+	/* How the server warns about a sandbox it could not remove (a line,
+	 * printf-like; required); the server prints nothing else. */
+	void (*warn)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 };
 
 /* Starts serving on c->listen_fd. On failure *out is untouched and err says why. */
