@@ -1,24 +1,22 @@
 /*
  * cli/serve.c: `sandboxio serve --api e2b`: options, the API key file, the
- * listening socket, the ready line, signals and shutdown.
+ * ready line, signals and shutdown, around the server of server/ (its
+ * listening socket, routes and semantics; server/server.h).
  *
- * The routes and their semantics live in server/; this file owns the
- * process around them. Arguments are all checked before anything is touched
- * (a refused --listen creates no key file and opens no engine). The key is
- * never printed: a missing key file is created 0600 with O_EXCL from
- * getrandom, and an existing one must be a regular file of the effective
- * user that nobody else may read or write, as the audit log and the
- * operator config must be. A non-loopback address is refused unless
- * --allow-non-loopback says the operator means it, and even then a warning
- * says what it exposes. The socket is made here, not by libmicrohttpd, so
- * that port 0 works (getsockname tells the port picked) and the ready line
- * names the real address.
+ * Arguments are all checked before anything is touched (a refused --listen
+ * creates no key file and opens no engine). The key is never printed: a
+ * missing key file is created 0600 with O_EXCL from getrandom, and an
+ * existing one must be a regular file of the effective user that nobody
+ * else may read or write, as the audit log and the operator config must
+ * be. A non-loopback address is refused unless --allow-non-loopback says
+ * the operator means it, and even then a warning says what it exposes. The
+ * ready line names the address the socket got (port 0 picks a free one).
  *
  * SIGINT, SIGTERM and SIGHUP are blocked before any thread exists, so every
  * thread (the engine's, libmicrohttpd's, the server's workers) inherits the
- * mask and the main thread alone takes them, with sigtimedwait(), between
- * sweeps that close expired sandboxes. A signal closes every sandbox and
- * exits 0: stopping is this command's normal end.
+ * mask and the main thread alone takes them, in sbxs_run(), between sweeps
+ * that close expired sandboxes. A signal closes every sandbox and exits 0:
+ * stopping is this command's normal end.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,7 +40,6 @@
 #define SERVE_DEFAULT_LISTEN "127.0.0.1:3000"
 #define SERVE_DEFAULT_MAX_TIMEOUT_S 3600u /* E2B's ceiling for its Hobby tier */
 #define SERVE_KEY_MAX 256
-#define SWEEP_NS 250000000L
 #define SERVE_DEFAULT_MAX_CONNS 1024u
 #define SERVE_DEFAULT_MAX_CLIENT_CONNS 64u
 #define SERVE_DEFAULT_AUTH_TIMEOUT_S 10u
@@ -374,36 +371,6 @@ static int parse_listen(const char *spec, struct listen_addr *la)
 	return 0;
 }
 
-/* Binds and listens; *port_out is the port the kernel gave (port 0). */
-static int open_listener(const struct cli_opts *o, const struct listen_addr *la, unsigned *port_out)
-{
-	struct sockaddr_storage got;
-	socklen_t glen = sizeof(got);
-	int fd, one = 1;
-
-	fd = socket(la->family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		cli_print_error(o, SBX_ERROR, "serve: socket: %s", strerror(errno));
-		return -1;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (la->family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, (const struct sockaddr *)&la->ss, la->len) < 0 || listen(fd, 128) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&got, &glen) < 0) {
-		cli_print_error(o, SBX_ERROR, "serve: cannot listen on %s:%u: %s", la->host,
-				ntohs(la->family == AF_INET
-					      ? ((const struct sockaddr_in *)&la->ss)->sin_port
-					      : ((const struct sockaddr_in6 *)&la->ss)->sin6_port),
-				strerror(errno));
-		close(fd);
-		return -1;
-	}
-	*port_out = ntohs(got.ss_family == AF_INET ? ((struct sockaddr_in *)&got)->sin_port
-						   : ((struct sockaddr_in6 *)&got)->sin6_port);
-	return fd;
-}
-
 /* ===== The API key file ===== */
 
 /* $XDG_CONFIG_HOME/sandboxio/e2b-api-key, else ~/.config/sandboxio/... */
@@ -630,20 +597,6 @@ static int default_image(const struct cli_opts *o, const sbx_config *cfg, char *
 	return rc;
 }
 
-static int serve_loop(struct sbxs_server *srv, const sigset_t *set)
-{
-	struct timespec ts = {0, SWEEP_NS};
-	siginfo_t info;
-	int sig;
-
-	for (;;) {
-		sig = sigtimedwait(set, &info, &ts);
-		if (sig > 0)
-			return sig;
-		sbxs_sweep(srv);
-	}
-}
-
 int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 {
 	struct serve_args a = {.listen = SERVE_DEFAULT_LISTEN};
@@ -760,8 +713,9 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 		rc = cli_ensure_image(o, b, image);
 	if (rc)
 		goto out;
-	fd = open_listener(o, &la, &port);
+	fd = sbxs_listen((const struct sockaddr *)&la.ss, la.len, la.host, &port, err, sizeof(err));
 	if (fd < 0) {
+		cli_print_error(o, SBX_ERROR, "serve: %s", err);
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
@@ -789,10 +743,11 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 				strerror(errno));
 		rc = CLI_EXIT_FAIL;
 	} else {
-		sig = serve_loop(srv, &set);
+		sig = sbxs_run(srv, &set);
 		cli_warn("serve: signal %d: closing every sandbox", sig);
 	}
 	sbxs_stop(srv);
+	sbxs_free(srv);
 out:
 	explicit_bzero(key, sizeof(key));
 	free(image);

@@ -1,8 +1,8 @@
 /*
  * server/box.c: the sandboxes of the E2B-compatible server ("boxes"):
- * the registry, their references, retirement, the busy slot, and the sweep
- * of those whose timeout has passed; also the clock, waits and random ids
- * the server's threads use.
+ * the registry, their references, retirement, the busy slot, the sweep
+ * of those whose timeout has passed and the retirement of all at stop; also
+ * the random ids and access tokens they get.
  *
  * Boxes are reference counted: the registry holds one reference, and so
  * does each request and run that uses one. DELETE, the timeout sweep and a
@@ -19,40 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
 #include <jansson.h>
 
 #include "server/server-int.h"
-#include "server/server.h"
 
-/* ===== Clocks, waits and ids ===== */
-
-uint64_t sbxs_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-void sbxs_cond_init(pthread_cond_t *cv)
-{
-	pthread_condattr_t a;
-
-	pthread_condattr_init(&a);
-	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(cv, &a);
-	pthread_condattr_destroy(&a);
-}
-
-void sbxs_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t until_ms)
-{
-	struct timespec ts = {.tv_sec = (time_t)(until_ms / 1000),
-			      .tv_nsec = (long)(until_ms % 1000) * 1000000L};
-
-	pthread_cond_timedwait(cv, mu, &ts);
-}
+/* ===== Ids ===== */
 
 static int random_bytes(void *buf, size_t n)
 {
@@ -270,14 +242,14 @@ void sbxs_box_release(struct sbxs_box *b, int rc)
 		sbxs_retire(b);
 }
 
-void sbxs_sweep(struct sbxs_server *srv)
+/* Retires the boxes whose timeout has passed. */
+void sbxs_boxes_sweep(struct sbxs_server *srv)
 {
 	struct sbxs_box *dead[MAX_BOXES];
 	int kill[MAX_BOXES];
 	size_t n = 0, k = 0;
 	uint64_t now = sbxs_mono_ms();
 
-	sbxs_conns_sweep(srv);
 	pthread_mutex_lock(&srv->mu);
 	while (k < srv->nboxes) {
 		struct sbxs_box *b = srv->boxes[k];
@@ -294,5 +266,32 @@ void sbxs_sweep(struct sbxs_server *srv)
 		if (kill[k])
 			sbx_sandbox_kill(dead[k]->s);
 		sbxs_box_unref(dead[k]);
+	}
+}
+
+/*
+ * Marks the server stopping and retires every box, in one hold of mu so
+ * that no create registers a box after it; the library calls in progress
+ * on them are ended.
+ */
+void sbxs_boxes_stop(struct sbxs_server *srv)
+{
+	struct sbxs_box *all[MAX_BOXES];
+	int kill[MAX_BOXES];
+	size_t n = 0;
+
+	pthread_mutex_lock(&srv->mu);
+	srv->stopping = 1;
+	while (srv->nboxes) {
+		struct sbxs_box *b = srv->boxes[0];
+
+		if (sbxs_retire_locked(b, &kill[n]))
+			all[n++] = b;
+	}
+	pthread_mutex_unlock(&srv->mu);
+	for (size_t k = 0; k < n; k++) {
+		if (kill[k])
+			sbx_sandbox_kill(all[k]->s);
+		sbxs_box_unref(all[k]);
 	}
 }

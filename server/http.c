@@ -1,45 +1,30 @@
 /*
- * server/http.c: the HTTP side of the E2B-compatible server: the
- * libmicrohttpd daemon (start and stop) and the life of each request, from
- * its headers to its completion: routing to the REST control plane or to
- * envd (an E2b-Sandbox-Id header, or a Host of <port>-<id>.<domain>),
- * authentication (the API key for REST, a sandbox's access token for
- * envd, both compared in constant time), and the body, read whole into
- * memory within the bound of its route (64 KiB REST, 1 MiB Start, 23 MiB
- * for a unary process call, 64 MiB files); a larger one gets the 413 (or
- * the route's own error) while the rest of it is read and dropped, up to
- * a bound. It also holds what both APIs answer with: JSON responses, E2B's,
- * envd's and Connect's error bodies, the frames of a Connect stream, and
- * the shape checks their parsers share.
+ * server/http.c: the transport of the E2B-compatible server: the
+ * libmicrohttpd daemon (start and stop), its connections (each tracked
+ * from accept to close, so that one that authenticates too late is shut
+ * down) and the life of each request, from its headers to its completion:
+ * the body is read whole into memory within the bound its route set (see
+ * server/server.c); a larger one gets its route's refusal while the rest
+ * of it is read and dropped, up to a bound. It knows no route: the routes
+ * it calls are the sbxs_handlers that server/server.c gives it at start.
+ * It also holds what both APIs answer with: JSON responses, E2B's, envd's
+ * and Connect's error bodies, the frames of a Connect stream, and the
+ * shape checks their parsers share.
  */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 
 #include <jansson.h>
 #include <microhttpd.h>
 
 #include "server/server-int.h"
-#include "server/server.h"
 #include "util/json-text.h"
 
 /* ===== Small helpers ===== */
-
-/* Compares secrets without an early exit on the first difference. */
-static int ct_equal(const char *a, size_t alen, const char *b, size_t blen)
-{
-	unsigned char d = 0;
-
-	if (alen != blen)
-		return 0;
-	for (size_t k = 0; k < alen; k++)
-		d |= (unsigned char)(a[k] ^ b[k]);
-	return d == 0;
-}
 
 /* A JSON string of any bytes (the messages quote untrusted input). */
 json_t *sbxs_jtext(const char *s)
@@ -262,70 +247,6 @@ int sbxs_string_array(json_t *v)
 	return 1;
 }
 
-/* ===== Requests ===== */
-
-/* The sandbox an envd request is for: the E2b-Sandbox-Id header, or a
- * Host of the form <port>-<id>.<domain>. Returns 1 for envd. */
-static int envd_target(struct MHD_Connection *c, char *id, size_t size, unsigned *port)
-{
-	const char *h = sbxs_header(c, "E2b-Sandbox-Id"), *ph = sbxs_header(c, "E2b-Sandbox-Port");
-	const char *dash, *dot;
-
-	*port = ENVD_PORT;
-	if (h) {
-		snprintf(id, size, "%s", h);
-		if (ph)
-			*port = (unsigned)strtoul(ph, NULL, 10);
-		return 1;
-	}
-	h = sbxs_header(c, "Host");
-	if (!h)
-		return 0;
-	dash = strchr(h, '-');
-	dot = strchr(h, '.');
-	if (!dash || !dot || dash > dot || dash == h)
-		return 0;
-	for (const char *p = h; p < dash; p++)
-		if (*p < '0' || *p > '9')
-			return 0;
-	*port = (unsigned)strtoul(h, NULL, 10);
-	{
-		const char *idend = memchr(dash + 1, '-', (size_t)(dot - dash - 1));
-		size_t n = (size_t)((idend ? idend : dot) - dash - 1);
-
-		if (n >= size)
-			n = size - 1;
-		memcpy(id, dash + 1, n);
-		id[n] = '\0';
-	}
-	return 1;
-}
-
-static enum MHD_Result sandbox_not_found(struct MHD_Connection *c, const char *id)
-{
-	char safe[65];
-	size_t k;
-
-	for (k = 0; id[k] && k < 64; k++)
-		safe[k] = (id[k] >= 'a' && id[k] <= 'z') || (id[k] >= '0' && id[k] <= '9') ? id[k]
-											   : '?';
-	safe[k] = '\0';
-	return sbxs_reply_json(c, 502,
-			       json_pack("{s:s, s:s, s:i}", "sandboxId", safe, "message",
-					 "The sandbox was not found", "code", 502));
-}
-
-static size_t envd_limit(const char *url)
-{
-	if (strcmp(url, "/files") == 0)
-		return FILE_BODY_MAX;
-	if (strcmp(url, "/process.Process/Start") == 0)
-		return START_BODY_MAX;
-	if (strncmp(url, "/process.Process/", 17) == 0)
-		return UNARY_BODY_MAX;
-	return REST_BODY_MAX;
-}
-
 /* ===== Connections ===== */
 
 /*
@@ -400,7 +321,7 @@ void sbxs_conns_sweep(struct sbxs_server *srv)
 /* A connection that has sent one authenticated request gets the long idle
  * timeout and leaves the sweep; until then it has the short one
  * (--auth-timeout), from its accept. */
-static void authenticated(struct sbxs_server *srv, struct MHD_Connection *c)
+void sbxs_http_authenticated(struct sbxs_server *srv, struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -414,89 +335,7 @@ static void authenticated(struct sbxs_server *srv, struct MHD_Connection *c)
 	}
 }
 
-static enum MHD_Result too_big(struct MHD_Connection *c, struct sbxs_req *rq, const char *url)
-{
-	if (rq->route == SBXS_ROUTE_REST)
-		return sbxs_rest_error(c, 413, "Request body larger than %zu bytes", rq->limit);
-	if (strcmp(url, "/process.Process/Start") == 0)
-		return sbxs_stream_error(c, "resource_exhausted",
-					 "the request is larger than 1 MiB");
-	if (strcmp(url, "/files") == 0)
-		return sbxs_envd_error(c, 413, "the upload is larger than 64 MiB");
-	return sbxs_connect_error(c, "resource_exhausted", "the request is larger than %zu bytes",
-				  rq->limit);
-}
-
-/* The headers are in: route, authenticate, bound the body. */
-static enum MHD_Result
-first_call(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq, const char *url)
-{
-	const char *cl = sbxs_header(c, "Content-Length"),
-		   *te = sbxs_header(c, "Transfer-Encoding");
-	char id[72];
-	unsigned port;
-
-	/* A body framed otherwise than by its length or chunks cannot be read:
-	 * answered now, and libmicrohttpd closes the connection after. */
-	if (te && strcasecmp(te, "chunked") != 0) {
-		rq->answered = 1;
-		return sbxs_reply_json(
-			c, 501,
-			json_pack(
-				"{s:i, s:o}", "code", 501, "message",
-				sbxs_jtext("Transfer-Encoding other than chunked is not supported "
-					   "by this server")));
-	}
-	if (envd_target(c, id, sizeof(id), &port)) {
-		const char *tok;
-
-		rq->route = SBXS_ROUTE_ENVD;
-		rq->box = sbxs_box_get(srv, id);
-		rq->answered = 1;
-		if (!rq->box)
-			return sandbox_not_found(c, id);
-		if (port != ENVD_PORT)
-			return sbxs_reply_json(
-				c, 502,
-				json_pack("{s:s, s:s, s:i, s:i}", "sandboxId", rq->box->id,
-					  "message", "The sandbox is running but port is not open",
-					  "port", (int)port, "code", 502));
-		tok = sbxs_header(c, "X-Access-Token");
-		/* Every sandbox has a token (secure: false is refused at create):
-		 * only /health answers without it. */
-		if (strcmp(url, "/health") != 0) {
-			if (!(tok &&
-			      ct_equal(tok, strlen(tok), rq->box->token, strlen(rq->box->token))))
-				return sbxs_envd_error(
-					c, 401,
-					"unauthorized access, please provide a valid "
-					"access token or method signing if supported");
-			authenticated(srv, c);
-		}
-		rq->answered = 0;
-		rq->limit = envd_limit(url);
-	} else {
-		const char *key = sbxs_header(c, "X-API-Key");
-
-		rq->route = SBXS_ROUTE_REST;
-		rq->limit = REST_BODY_MAX;
-		if (!key) {
-			rq->answered = 1;
-			return sbxs_rest_error(c, 401,
-					       "Invalid API key: send it in the X-API-Key header");
-		}
-		if (!ct_equal(key, strlen(key), srv->key, srv->key_len)) {
-			rq->answered = 1;
-			return sbxs_rest_error(c, 401, "Invalid API key");
-		}
-		authenticated(srv, c);
-	}
-	if (cl && strtoull(cl, NULL, 10) > rq->limit) {
-		rq->answered = 1;
-		return too_big(c, rq, url);
-	}
-	return MHD_YES;
-}
+/* ===== Requests ===== */
 
 static enum MHD_Result on_request(void *cls,
 				  struct MHD_Connection *c,
@@ -516,7 +355,7 @@ static enum MHD_Result on_request(void *cls,
 		if (!rq)
 			return MHD_NO;
 		*con_cls = rq;
-		return first_call(srv, c, rq, url);
+		return srv->handlers->headers(srv, c, rq, url);
 	}
 	if (*upload_size) {
 		size_t n = *upload_size;
@@ -559,11 +398,7 @@ static enum MHD_Result on_request(void *cls,
 	if (rq->answered)
 		return MHD_YES;
 	rq->answered = 1;
-	if (rq->too_big)
-		return too_big(c, rq, url);
-	if (rq->route == SBXS_ROUTE_ENVD)
-		return sbxs_envd(srv, c, rq, method, url);
-	return sbxs_rest(srv, c, rq, method, url);
+	return srv->handlers->request(srv, c, rq, method, url);
 }
 
 static void on_completed(void *cls,
@@ -571,15 +406,14 @@ static void on_completed(void *cls,
 			 void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
+	struct sbxs_server *srv = cls;
 	struct sbxs_req *rq = *con_cls;
 
-	(void)cls;
 	(void)c;
 	(void)toe;
 	if (!rq)
 		return;
-	if (rq->box)
-		sbxs_box_unref(rq->box);
+	srv->handlers->done(rq);
 	if (rq->body)
 		explicit_bzero(rq->body, rq->len);
 	free(rq->body);
@@ -587,92 +421,33 @@ static void on_completed(void *cls,
 	*con_cls = NULL;
 }
 
-/* ===== The server ===== */
+/* ===== The daemon ===== */
 
-int sbxs_start(struct sbxs_server **out, const struct sbxs_config *c, char *err, size_t errlen)
+int sbxs_http_start(struct sbxs_server *srv,
+		    const struct sbxs_handlers *h,
+		    int listen_fd,
+		    int ipv6,
+		    unsigned max_conns,
+		    unsigned max_client,
+		    unsigned auth_timeout_s)
 {
-	struct sbxs_server *srv = calloc(1, sizeof(*srv));
-
-	if (!srv) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	pthread_mutex_init(&srv->mu, NULL);
-	sbxs_cond_init(&srv->cv);
-	srv->b = c->backend;
-	srv->max_timeout_s = c->max_timeout_s;
-	srv->default_image = strdup(c->default_image);
-	srv->key = strdup(c->api_key);
-	if (!srv->default_image || !srv->key) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
-	srv->key_len = strlen(srv->key);
-	srv->idle_timeout_s = c->idle_timeout_s;
-	srv->auth_timeout_s = c->auth_timeout_s;
-	srv->transfer_ms = c->transfer_timeout_ms;
-	srv->warn = c->warn;
+	srv->handlers = h;
 	/* A connection starts with the short timeout of the unauthenticated;
 	 * one address may hold at most max_client_connections of the
 	 * max_connections (one thread each); past either, libmicrohttpd
 	 * closes a new connection at once. */
-	srv->mhd = MHD_start_daemon(
-		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
-			(c->ipv6 ? MHD_USE_IPv6 : 0),
-		0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, c->listen_fd,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
-		on_connection, srv, MHD_OPTION_CONNECTION_LIMIT, c->max_connections,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, c->max_client_connections,
-		MHD_OPTION_CONNECTION_TIMEOUT, c->auth_timeout_s, MHD_OPTION_END);
-	if (!srv->mhd) {
-		snprintf(err, errlen, "libmicrohttpd could not start serving");
-		goto fail;
-	}
-	*out = srv;
-	return 0;
-fail:
-	if (srv->key)
-		explicit_bzero(srv->key, strlen(srv->key));
-	free(srv->key);
-	free(srv->default_image);
-	pthread_cond_destroy(&srv->cv);
-	pthread_mutex_destroy(&srv->mu);
-	free(srv);
-	return -1;
+	srv->mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
+					    (ipv6 ? MHD_USE_IPv6 : 0),
+				    0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET,
+				    listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+				    MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+				    MHD_OPTION_CONNECTION_LIMIT, max_conns,
+				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, max_client,
+				    MHD_OPTION_CONNECTION_TIMEOUT, auth_timeout_s, MHD_OPTION_END);
+	return srv->mhd ? 0 : -1;
 }
 
-void sbxs_stop(struct sbxs_server *srv)
+void sbxs_http_stop(struct sbxs_server *srv)
 {
-	struct sbxs_box *all[MAX_BOXES];
-	int kill[MAX_BOXES];
-	size_t n = 0;
-
-	if (!srv)
-		return;
-	pthread_mutex_lock(&srv->mu);
-	srv->stopping = 1;
-	while (srv->nboxes) {
-		struct sbxs_box *b = srv->boxes[0];
-
-		if (sbxs_retire_locked(b, &kill[n]))
-			all[n++] = b;
-	}
-	pthread_mutex_unlock(&srv->mu);
-	for (size_t k = 0; k < n; k++) {
-		if (kill[k])
-			sbx_sandbox_kill(all[k]->s);
-		sbxs_box_unref(all[k]);
-	}
-	/* Joins every connection thread: their streams end as their runs do. */
 	MHD_stop_daemon(srv->mhd);
-	pthread_mutex_lock(&srv->mu);
-	while (srv->workers > 0 || srv->live > 0)
-		pthread_cond_wait(&srv->cv, &srv->mu);
-	pthread_mutex_unlock(&srv->mu);
-	explicit_bzero(srv->key, srv->key_len);
-	free(srv->key);
-	free(srv->default_image);
-	pthread_cond_destroy(&srv->cv);
-	pthread_mutex_destroy(&srv->mu);
-	free(srv);
 }

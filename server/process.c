@@ -13,7 +13,7 @@
  * starts once CloseStdin arrives, its input the bytes of every SendInput
  * before it (at most 16 MiB). SendSignal (KILL or TERM) cancels the run,
  * which on this backend ends the whole sandbox (Docker cannot kill one
- * exec). Base64 is util/base64.h's: the CLI may call the library's util/
+ * exec). Base64 is util/base64.h's: the server may call the library's util/
  * helpers, which are shared, but never its internals.
  */
 #include <pthread.h>

@@ -22,6 +22,14 @@
 #include "netpolicy/allow-int.h"
 #include "server/server-int.h"
 
+/* Appends a name to the list of fields this server cannot honour. */
+void sbxs_add_bad(char *bad, size_t size, const char *what)
+{
+	size_t n = strlen(bad);
+
+	snprintf(bad + n, size - n, "%s%s", n ? "; " : "", what);
+}
+
 int sbxs_parse_network(
 	json_t *net, struct sbxs_create_req *cr, char *bad, size_t bsize, char *err, size_t esize)
 {

@@ -11,7 +11,7 @@
  * and connect move its end within that bound only. The network fields are
  * server/rest-net.c's. The metadata filter's percent-decoding reads hex
  * digits with util/base64.h's sbx__hexval (the library's util/ helpers are
- * shared with the command; its other internals are not).
+ * shared with the server and the command; its other internals are not).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -285,14 +285,6 @@ int sbxs_image_ref_ok(const char *ref, char *why, size_t wsize)
 			break;
 	}
 	return 0;
-}
-
-/* Appends a name to the list of fields this server cannot honour. */
-void sbxs_add_bad(char *bad, size_t size, const char *what)
-{
-	size_t n = strlen(bad);
-
-	snprintf(bad + n, size - n, "%s%s", n ? "; " : "", what);
 }
 
 /*

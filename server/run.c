@@ -13,7 +13,7 @@
  * notices a client that went away even while the command is silent;
  * stopping a running command (SendSignal, or a client gone before its
  * deadline) kills it, and on this backend the whole sandbox with it. Base64
- * is util/base64.h's: the CLI may call the library's util/ helpers, which
+ * is util/base64.h's: the server may call the library's util/ helpers, which
  * are shared, but never its internals.
  */
 #include <poll.h>

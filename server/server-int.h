@@ -1,31 +1,38 @@
 /*
  * server/server-int.h: what the files of the E2B-compatible server of
  * `sandboxio serve --api e2b` share: its state, and the functions one file
- * offers the others (named sbxs_*; everything else is static). The
- * interface with the rest of the command (cli/serve.c) is server/server.h.
+ * offers the others (named sbxs_*; everything else is static). What the
+ * command (cli/serve.c) uses of the server is server/server.h.
  *
  * The server gives E2B's REST control plane and envd's process and file
  * endpoints on one libmicrohttpd listener, backed by the Docker engine
  * through the public API alone (sbx_sandbox_create/run/close,
  * write_file/read_file). Wire facts follow E2B's spec, its infra and the JS
- * SDK (e2b 2.51.0); each route says where it differs. One job a file:
- *   http.c           the daemon, each request's life (routing, auth, body
- *                    bounds) and the replies both APIs use
- *   box.c            the sandboxes ("boxes"): registry, references,
- *                    retirement, the busy slot, the timeout sweep
+ * SDK (e2b 2.51.0); each route says where it differs. One job a file, each
+ * using only the files listed below it:
+ *   server.c         the server's life (socket, start, sweeps, stop) and
+ *                    its routes: routing, auth and body bounds of a request
  *   rest.c           E2B's REST control plane
  *   rest-net.c       E2B's network fields as the library's allowlist
- *   envd.c           envd's routes: health, files, E2B's paths and user
+ *   envd.c           envd's routes: health, files, and process calls
  *   process.c        envd's process service: the requests
  *   run.c            envd's process service: a command's run and stream
+ *   paths.c          E2B's paths and user mapped onto a sandbox
+ *   box.c            the sandboxes ("boxes"): registry, references,
+ *                    retirement, the busy slot, the timeout sweep
+ *   http.c           the transport: the daemon, connections, each
+ *                    request's body, and the replies both APIs use; it
+ *                    knows no route (server.c gives it sbxs_handlers)
+ *   clock.c          the monotonic clock and timed waits
  *
  * Threads: libmicrohttpd runs a thread per connection, so a handler may
  * block (a create takes a second or two; a stream waits for output), and
  * each command runs on a worker thread of its own. The state of the server
  * (the sandboxes, their processes, every queue) is guarded by one mutex,
  * srv->mu, never held across a library call; a function named *_locked
- * expects it held. The library's util/ helpers (util/base64.h) are shared
- * with the command; its other internals are not.
+ * expects it held. The library's util/ helpers (util/base64.h,
+ * util/json-text.h) are shared with the command; its other internals are
+ * not.
  */
 #ifndef SBX_SERVER_SERVER_INT_H
 #define SBX_SERVER_SERVER_INT_H
@@ -108,6 +115,8 @@ struct sbxs_box {
 	struct sbxs_proc *procs;
 };
 
+struct sbxs_handlers;
+
 struct sbxs_server {
 	pthread_mutex_t mu;
 	pthread_cond_t cv; /* workers and live counts */
@@ -121,6 +130,7 @@ struct sbxs_server {
 	void (*warn)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 	struct sbxs_conn *conns; /* every connection (http.c) */
 	struct MHD_Daemon *mhd;
+	const struct sbxs_handlers *handlers; /* the routes (http.c calls them) */
 	struct sbxs_box *boxes[MAX_BOXES];
 	size_t nboxes;
 	int creating, stopping, workers, live;
@@ -147,7 +157,14 @@ struct sbxs_create_req {
 	json_t *allow_out, *deny_out;
 };
 
-/* ===== http.c: requests and replies ===== */
+/* ===== clock.c: the clock and timed waits ===== */
+
+uint64_t sbxs_mono_ms(void);
+/* A condition variable that waits on the monotonic clock. */
+void sbxs_cond_init(pthread_cond_t *cv);
+void sbxs_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t until_ms);
+
+/* ===== http.c: the transport, requests and replies ===== */
 
 const char *sbxs_header(struct MHD_Connection *c, const char *name);
 const char *sbxs_query(struct MHD_Connection *c, const char *name);
@@ -172,15 +189,48 @@ enum MHD_Result sbxs_stream_error(struct MHD_Connection *c, const char *code, co
 int sbxs_string_map(json_t *v);
 int sbxs_string_array(json_t *v);
 
+/* What the transport asks of the routes above it (server.c), which it
+ * calls through these pointers and knows nothing else of. */
+struct sbxs_handlers {
+	/* A request's headers are in: route it, authenticate it and bound
+	 * its body (rq->limit); a reply queued already sets rq->answered. */
+	enum MHD_Result (*headers)(struct sbxs_server *srv,
+				   struct MHD_Connection *c,
+				   struct sbxs_req *rq,
+				   const char *url);
+	/* Its body is in (rq->too_big: it passed its bound): the reply. */
+	enum MHD_Result (*request)(struct sbxs_server *srv,
+				   struct MHD_Connection *c,
+				   struct sbxs_req *rq,
+				   const char *method,
+				   const char *url);
+	/* It is done with: what the routes hold of it goes (before its body
+	 * is wiped and freed). */
+	void (*done)(struct sbxs_req *rq);
+};
+
+/* Starts libmicrohttpd on listen_fd (an AF_INET6 socket with ipv6) with
+ * the routes h (which outlive it): a thread per connection, at most
+ * max_conns connections and max_client from one address, and the short
+ * timeout of the unauthenticated (auth_timeout_s). -1 when it cannot. */
+int sbxs_http_start(struct sbxs_server *srv,
+		    const struct sbxs_handlers *h,
+		    int listen_fd,
+		    int ipv6,
+		    unsigned max_conns,
+		    unsigned max_client,
+		    unsigned auth_timeout_s);
+/* Stops it, joining every connection thread. */
+void sbxs_http_stop(struct sbxs_server *srv);
+/* A connection that has sent one authenticated request gets the long idle
+ * timeout and leaves the sweep below. */
+void sbxs_http_authenticated(struct sbxs_server *srv, struct MHD_Connection *c);
 /* Shuts down the connections that sent no authenticated request within
  * --auth-timeout of their accept; called with each sweep. */
 void sbxs_conns_sweep(struct sbxs_server *srv);
 
-/* ===== box.c: sandboxes, clocks and ids ===== */
+/* ===== box.c: sandboxes and their ids ===== */
 
-uint64_t sbxs_mono_ms(void);
-void sbxs_cond_init(pthread_cond_t *cv);
-void sbxs_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t until_ms);
 int sbxs_random_hex(char *out, size_t bytes);
 struct sbxs_box *sbxs_box_new(struct sbxs_server *srv);
 /* Registers b (mu held) under a fresh id; -1: no free id. */
@@ -199,6 +249,10 @@ void sbxs_retire(struct sbxs_box *b);
  * which retires a box the library killed. */
 int sbxs_box_acquire(struct sbxs_box *b, uint64_t until);
 void sbxs_box_release(struct sbxs_box *b, int rc);
+/* Retires the boxes whose timeout has passed; called with each sweep. */
+void sbxs_boxes_sweep(struct sbxs_server *srv);
+/* Marks the server stopping and retires every box. */
+void sbxs_boxes_stop(struct sbxs_server *srv);
 
 /* ===== rest.c, rest-net.c: the REST control plane ===== */
 
@@ -219,6 +273,13 @@ int sbxs_parse_network(
  * err when it cannot be expressed. */
 int sbxs_apply_network(
 	const struct sbxs_create_req *cr, sbx_policy *p, json_t **echo, char *err, size_t esize);
+
+/* ===== paths.c: E2B's paths and user ===== */
+
+/* E2B's path in the sandbox as a clean absolute path here; -1: unusable. */
+int sbxs_map_path(const char *in, char *out, size_t size);
+/* Whether a user name is E2B's default one (or none): the only one here. */
+int sbxs_user_ok(const char *name);
 
 /* ===== envd.c, process.c, run.c: envd ===== */
 
@@ -249,10 +310,6 @@ enum MHD_Result sbxs_envd(struct sbxs_server *srv,
 			  struct sbxs_req *rq,
 			  const char *method,
 			  const char *url);
-/* E2B's path in the sandbox as a clean absolute path here; -1: unusable. */
-int sbxs_map_path(const char *in, char *out, size_t size);
-/* Whether a user name is E2B's default one (or none): the only one here. */
-int sbxs_user_ok(const char *name);
 enum MHD_Result
 sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
 enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,

@@ -1,18 +1,22 @@
 /*
- * server/server.h: what `sandboxio serve` (cli/serve.c: options, key file,
- * listener, signals) and the E2B-compatible server (server/: routes
- * and their semantics, laid out in server/server-int.h) share.
+ * server/server.h: the E2B-compatible server (server/) as the command
+ * `sandboxio serve` (cli/serve.c: options, the key file, the ready line)
+ * uses it. The files of the server share server/server-int.h.
  *
- * serve.c owns the process: it blocks the shutdown signals before any thread
- * exists, makes the listening socket, starts the server, prints the ready
- * line, and then calls sbxs_sweep() until a signal arrives. The server
- * never prints except to warn about a sandbox it could not remove.
+ * The command blocks the shutdown signals before any thread exists (the
+ * backend may start some), makes the listening socket with sbxs_listen(),
+ * starts the server, prints the ready line, and then calls sbxs_run()
+ * until a signal arrives; sbxs_stop() and sbxs_free() end it. The server
+ * never prints except to warn, through the config, about a sandbox it
+ * could not remove.
  */
 #ifndef SBX_SERVER_SERVER_H
 #define SBX_SERVER_SERVER_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include <sandboxio.h>
 
@@ -35,14 +39,30 @@ struct sbxs_config {
 	void (*warn)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 };
 
+/* A listening TCP socket bound to sa (host: its address as messages show
+ * it), and in *port the port the kernel gave (port 0 picks one). Returns
+ * the socket, or -1 with err. */
+int sbxs_listen(const struct sockaddr *sa,
+		socklen_t len,
+		const char *host,
+		unsigned *port,
+		char *err,
+		size_t errlen);
+
 /* Starts serving on c->listen_fd. On failure *out is untouched and err says why. */
 int sbxs_start(struct sbxs_server **out, const struct sbxs_config *c, char *err, size_t errlen);
 
-/* Closes the sandboxes whose timeout has passed. Called about four times a second. */
-void sbxs_sweep(struct sbxs_server *srv);
+/* Serves until one of the signals of set (blocked in every thread)
+ * arrives, closing about four times a second the sandboxes whose timeout
+ * has passed and the connections that sent no authenticated request in
+ * time. Returns the signal. */
+int sbxs_run(struct sbxs_server *srv, const sigset_t *set);
 
-/* Stops serving, closes every sandbox (ending the runs in them), waits for
- * every thread of the server and frees it. NULL is a no-op. */
+/* Stops serving, closes every sandbox (ending the runs in them) and waits
+ * for every thread of the server. NULL is a no-op. */
 void sbxs_stop(struct sbxs_server *srv);
+
+/* Frees a stopped server, wiping its key. NULL is a no-op. */
+void sbxs_free(struct sbxs_server *srv);
 
 #endif

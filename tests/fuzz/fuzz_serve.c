@@ -1,21 +1,22 @@
 /*
- * tests/fuzz/fuzz_serve.c: libFuzzer target for the parsers of the CLI's
- * E2B-compatible server (server/) that take a client's bytes, each
- * the lowest function that does: the NewSandbox body (parse_create(), and
- * its network rules, sbxs_parse_network()), the metadata filter's query and
- * its percent-decoding (parse_metadata_filter(), pct_decode()), the list
- * cursor (parse_token()), RFC 3339 times (parse_rfc3339(), with the round
- * trip of rfc3339()), the process Start request (parse_start()), the
- * process selector (parse_selector()), Connect-Timeout-Ms
- * (parse_timeout_header()), envd paths (sbxs_map_path()) and multipart
- * uploads (sbxs_parse_multipart()).
+ * tests/fuzz/fuzz_serve.c: libFuzzer target for the parsers of the
+ * E2B-compatible server of `sandboxio serve` (server/) that take a
+ * client's bytes, each the lowest function that does: the NewSandbox body
+ * (parse_create(), and its network rules, sbxs_parse_network()), the
+ * metadata filter's query and its percent-decoding
+ * (parse_metadata_filter(), pct_decode()), the list cursor (parse_token()),
+ * RFC 3339 times (parse_rfc3339(), with the round trip of rfc3339()), the
+ * process Start request (parse_start()), the process selector
+ * (parse_selector()), Connect-Timeout-Ms (parse_timeout_header()), envd
+ * paths (sbxs_map_path(), server/paths.c) and multipart uploads
+ * (sbxs_parse_multipart()).
  *
  * The .c files are included so that their static parsers are reached
  * without changing them; no daemon is started. Not reached: what is read
  * inline in libmicrohttpd's callbacks with a live connection (the Host
- * routing and envd port of envd_target(), the body limits, Basic user
- * names, and the start request's 5-byte Connect envelope in
- * sbxs_envd_start()).
+ * routing and envd port of envd_target() in server/server.c, the body
+ * limits, Basic user names, and the start request's 5-byte Connect
+ * envelope in sbxs_envd_start()).
  *
  * The first byte chooses the parser; the rest is its input (for multipart:
  * the Content-Type up to the first newline, then the body). Invariants
