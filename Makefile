@@ -187,7 +187,7 @@ fresh-check:
 
 # Fuzzing (libFuzzer, clang): one target for every parser of bytes from
 # outside the process, tests/fuzz/fuzz_<name>.c (docs/fuzzing.md). The
-# library (and the CLI's server, for its parsers) is compiled once more with
+# library (and the server, server/, for its parsers) is compiled once more with
 # coverage and ASan+UBSan into build/fuzz/, and each target links what it
 # uses of it. `make fuzz` runs each for FUZZ_TIME seconds from its committed
 # corpus (tests/fuzz/corpus/<name>/); `make fuzz-smoke` (part of check)
