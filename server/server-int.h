@@ -12,7 +12,10 @@
  * using only the files listed below it:
  *   server.c         the server's life (socket, start, sweeps, stop) and
  *                    its routes: routing, auth and body bounds of a request
- *   rest.c           E2B's REST control plane
+ *   rest.c           E2B's REST control plane: its routes, one sandbox
+ *   rest-create.c    REST: a NewSandbox and its creation
+ *   rest-list.c      REST: listing, E2B's filters and pages
+ *   rest-json.c      REST: how a sandbox is shown
  *   rest-net.c       E2B's network fields as the library's allowlist
  *   envd.c           envd's routes: health, files, and process calls
  *   process.c        envd's process service: the requests
@@ -254,13 +257,23 @@ void sbxs_boxes_sweep(struct sbxs_server *srv);
 /* Marks the server stopping and retires every box. */
 void sbxs_boxes_stop(struct sbxs_server *srv);
 
-/* ===== rest.c, rest-net.c: the REST control plane ===== */
+/* ===== rest*.c: the REST control plane ===== */
 
 enum MHD_Result sbxs_rest(struct sbxs_server *srv,
 			  struct MHD_Connection *c,
 			  struct sbxs_req *rq,
 			  const char *method,
 			  const char *url);
+/* POST /sandboxes; GET /sandboxes (v2: /v2/sandboxes, its query). */
+enum MHD_Result
+sbxs_rest_create(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
+enum MHD_Result sbxs_rest_list(struct sbxs_server *srv, struct MHD_Connection *c, int v2);
+/* Unix ms as an RFC 3339 JSON string. */
+json_t *sbxs_rfc3339(int64_t ms);
+/* A box as Sandbox (create, connect); as ListedSandbox, or SandboxDetail
+ * with detail (mu held). */
+json_t *sbxs_box_sandbox_json(const struct sbxs_box *b);
+json_t *sbxs_box_listed_json(const struct sbxs_box *b, int detail);
 /* Whether ref is an image reference of the Engine's grammar; -1 with why. */
 int sbxs_image_ref_ok(const char *ref, char *why, size_t wsize);
 /* Appends a name to the list of NewSandbox fields this server cannot honour. */

@@ -5,11 +5,11 @@
  * (parse_create(), and its network rules, sbxs_parse_network()), the
  * metadata filter's query and its percent-decoding
  * (parse_metadata_filter(), pct_decode()), the list cursor (parse_token()),
- * RFC 3339 times (parse_rfc3339(), with the round trip of rfc3339()), the
- * process Start request (parse_start()), the process selector
- * (parse_selector()), Connect-Timeout-Ms (parse_timeout_header()), envd
- * paths (sbxs_map_path(), server/paths.c) and multipart uploads
- * (sbxs_parse_multipart()).
+ * RFC 3339 times (parse_rfc3339(), with the round trip of sbxs_rfc3339()
+ * of server/rest-json.c), the process Start request (parse_start()), the
+ * process selector (parse_selector()), Connect-Timeout-Ms
+ * (parse_timeout_header()), envd paths (sbxs_map_path(), server/paths.c)
+ * and multipart uploads (sbxs_parse_multipart()).
  *
  * The .c files are included so that their static parsers are reached
  * without changing them; no daemon is started. Not reached: what is read
@@ -21,12 +21,13 @@
  * The first byte chooses the parser; the rest is its input (for multipart:
  * the Content-Type up to the first newline, then the body). Invariants
  * besides the sanitizers': a refusal says why, a mapped path is absolute,
- * cleaned and within its buffer, parsed uploads lie inside the body, and a time
- * rendered by rfc3339() parses back to the same millisecond.
+ * cleaned and within its buffer, parsed uploads lie inside the body, and a
+ * time rendered by sbxs_rfc3339() parses back to the same millisecond.
  */
 #include "server/envd.c"
 #include "server/process.c"
-#include "server/rest.c"
+#include "server/rest-create.c"
+#include "server/rest-list.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -131,7 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (size_t i = 1; i < 7; i++)
 				v = v << 8 | data[i];
 			ms = (int64_t)(v % 253402300800000ull);
-			t = rfc3339(ms);
+			t = sbxs_rfc3339(ms);
 			if (!t || parse_rfc3339(json_string_value(t), &back) != 0 || back != ms)
 				abort();
 			json_decref(t);
