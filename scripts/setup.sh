@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 # libprotobuf-dev has the well-known .proto files (google/protobuf/empty.proto)
 # that the Modal double compiles; clang and libclang-rt-14-dev build the
 # fuzz targets (libFuzzer); git lists the files for the format check;
-# hyperfine and crun are the benchmarks' peers; stress-ng loads the CPUs for
+# mount (not essential in Debian 12) mounts the tmpfs of the system-config
+# tests; hyperfine and crun are the benchmarks' peers; stress-ng loads the CPUs for
 # the README's run under load. Node.js and npm (for the official SDKs) are
 # installed below only when missing, since a Node.js from elsewhere may
 # already provide npm.
@@ -18,7 +19,7 @@ PKGS="build-essential pkg-config git ca-certificates clang-format clang libclang
 libcurl4-openssl-dev libjansson-dev libcmocka-dev libmicrohttpd-dev libnghttp2-dev
 libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler
 libnl-3-dev libnl-route-3-dev libnftables-dev libseccomp-dev libcap-dev
-docker.io mmdebstrap iproute2 nftables util-linux procps curl e2fsprogs
+docker.io mmdebstrap iproute2 nftables util-linux mount procps curl e2fsprogs
 python3 python3-docker python3-grpcio python3-protobuf
 hyperfine crun stress-ng"
 
