@@ -128,7 +128,7 @@ int sbx__netpolicy_plan(struct sbx_np_plan *out,
 			size_t host_n);
 void sbx__netpolicy_plan_clear(struct sbx_np_plan *p);
 
-/* Formats an address ("198.51.100.7", "2001:db8::1"). */
+/* Formats an address ("198.51.100.7", "2001:db8::1"); netpolicy/addr.c. */
 void sbx__addr_format(int family, const uint8_t *addr, char *dst, size_t len);
 
 #endif

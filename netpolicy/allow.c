@@ -43,12 +43,6 @@ static int err(const char *fmt, ...)
 	return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_NETPOLICY, "%s", msg);
 }
 
-void sbx__addr_format(int family, const uint8_t *addr, char *dst, size_t len)
-{
-	if (!inet_ntop(family, addr, dst, (socklen_t)len))
-		snprintf(dst, len, "?");
-}
-
 static int parse_plen(const char *s, unsigned max, unsigned *out)
 {
 	unsigned v = 0;
