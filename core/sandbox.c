@@ -523,23 +523,6 @@ void sbx_sandbox_detach(sbx_sandbox *s)
 	sandbox_free_handle(s);
 }
 
-const char *sbx_run_status_name(sbx_run_status st)
-{
-	switch (st) {
-	case SBX_RUN_EXITED:
-		return "exited";
-	case SBX_RUN_TIMEOUT:
-		return "timeout";
-	case SBX_RUN_OOM:
-		return "oom";
-	case SBX_RUN_KILLED:
-		return "killed";
-	case SBX_RUN_ERROR:
-		return "error";
-	}
-	return "unknown";
-}
-
 void sbx_result_free(sbx_result *r)
 {
 	if (!r)
