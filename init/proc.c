@@ -311,3 +311,17 @@ int sbx_init_kill_tree(pid_t pgid,
 		}
 	}
 }
+
+/*
+ * As the container's PID 1, kill(-1) reaches every process in the sandbox.
+ * Anywhere else (tests, or a mistaken invocation) it would reach every
+ * process of the same user on the host, so only the init's own descendants
+ * are killed.
+ */
+void sbx_init_kill_sandbox(void)
+{
+	if (getpid() == 1)
+		(void)kill(-1, SIGKILL);
+	else
+		(void)sbx_init_kill_tree(0, 0, NULL, NULL, -1, 1000);
+}

@@ -22,7 +22,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,85 +30,15 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Longest message the init prints; longer ones are cut. */
-#define MSG_MAX 1024
 /* A deadline beyond this (year 2200 or so) is treated as a typo. */
 #define DEADLINE_MAX 7258118400LL
 /* Zombies reaped per SIGCHLD before going back to waiting. */
 #define REAP_MAX 65536
 
-void sbx_init_msg(const char *fmt, ...)
-{
-	char buf[MSG_MAX];
-	va_list ap;
-	int n, pre;
-
-	pre = snprintf(buf, sizeof(buf), "sbx-init: ");
-	va_start(ap, fmt);
-	n = vsnprintf(buf + pre, sizeof(buf) - (size_t)pre - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		n = 0;
-	if ((size_t)n > sizeof(buf) - (size_t)pre - 2)
-		n = (int)(sizeof(buf) - (size_t)pre - 2);
-	n += pre;
-	buf[n++] = '\n';
-	/* Best effort: there is nobody else to tell if stderr is gone. */
-	while (write(STDERR_FILENO, buf, (size_t)n) < 0 && errno == EINTR)
-		;
-}
-
-int sbx_init_lockdown(void)
-{
-	/*
-	 * Set explicitly even though the container has no-new-privileges and
-	 * the seccomp filter sets it too: a setuid binary in the image must
-	 * never gain privileges, whatever the engine was told.
-	 */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		sbx_init_msg("cannot set no_new_privs: %s", strerror(errno));
-		return -1;
-	}
-	if (sbx_init_drop_caps() != 0)
-		return -1;
-	if (sbx_init_seccomp() != 0)
-		return -1;
-	return 0;
-}
-
 static void usage(void)
 {
 	sbx_init_msg("usage: sbx-init pid1 --deadline UNIX_SECONDS [--channel]\n"
 		     "       sbx-init run --deadline-ms N [--cwd DIR] -- PROG [ARG...]");
-}
-
-int sbx_init_parse_positive(const char *s, long long max, long long *out)
-{
-	char *end;
-	long long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end || v <= 0 || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/*
- * As the container's PID 1, kill(-1) reaches every process in the sandbox.
- * Anywhere else (tests, or a mistaken invocation) it would reach every
- * process of the same user on the host, so only the init's own descendants
- * are killed.
- */
-void sbx_init_kill_sandbox(void)
-{
-	if (getpid() == 1)
-		(void)kill(-1, SIGKILL);
-	else
-		(void)sbx_init_kill_tree(0, 0, NULL, NULL, -1, 1000);
 }
 
 static void reap_all(void)
