@@ -12,6 +12,7 @@
 #include "core/backend-int.h"
 #include "engine/http-int.h"
 #include "util/cleanup.h"
+#include "util/time.h"
 
 struct docker {
 	struct sbx_http http;
@@ -44,6 +45,8 @@ struct box {
 /* jansson provides json_decrefp(). */
 #define _cleanup_json_ _sbx_cleanup_(json_decrefp)
 
+/* engine/call.c: the Engine requests the files of the backend share. */
+
 /* One Engine request with an optional JSON body and answer. A non-2xx status
  * is an error carrying the Engine's message (SBX_ENOTFOUND for 404). */
 int sbx__docker_call(struct docker *d,
@@ -63,12 +66,6 @@ int sbx__docker_call_text(struct docker *d,
 			  json_t **out);
 /* Kills the sandbox's container (it is then removed by AutoRemove) and marks it dead. */
 int sbx__docker_kill(struct docker *d, struct box *b);
-/* Runs one request in the sandbox through `sbx-init run` under docker exec. */
-int sbx__docker_exec(struct docker *d,
-		     struct box *b,
-		     const struct sbx_run_req *req,
-		     sbx_result *res);
-uint64_t sbx__mono_ms(void);
 /* Lists the containers labelled as ours (of one tenant, or this host's only). */
 int sbx__docker_list_ours(struct docker *d, const char *tenant, int only_local, json_t **out);
 /* Whether labels[key] is exactly value. */
@@ -77,6 +74,12 @@ int sbx__label_is(json_t *labels, const char *key, const char *value);
 char *sbx__url_escape(const char *s);
 /* Removes a container of ours; gone already counts as removed. */
 int sbx__docker_remove(struct docker *d, const char *id);
+/* engine/exec.c: runs one request in the sandbox through `sbx-init run`
+ * under docker exec. */
+int sbx__docker_exec(struct docker *d,
+		     struct box *b,
+		     const struct sbx_run_req *req,
+		     sbx_result *res);
 /* The reaper (engine/reap.c). only_local: this host's sandboxes only. */
 int sbx__docker_reap(struct docker *d,
 		     const char *tenant,

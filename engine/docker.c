@@ -19,7 +19,6 @@
  * deadline of its own and kills the sandbox if the init does not answer in
  * time.
  */
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -52,100 +51,6 @@
 
 #define DEFAULT_SOCK "/var/run/docker.sock"
 #define DEFAULT_API_TIMEOUT_MS 30000L
-
-uint64_t sbx__mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* ===== Small helpers over the transport ===== */
-
-/* Performs a request and decodes a JSON answer (if wanted). Non-2xx is an error
- * carrying the Engine's message, except statuses listed in ok_also. */
-int sbx__docker_call(struct docker *d,
-		     const char *method,
-		     const char *path,
-		     json_t *body,
-		     long timeout_ms,
-		     long *status_out,
-		     json_t **out)
-{
-	char *text = NULL;
-	int rc;
-
-	if (body) {
-		text = json_dumps(body, JSON_COMPACT);
-		if (!text)
-			return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "encode request");
-	}
-	rc = sbx__docker_call_text(d, method, path, text, timeout_ms, status_out, out);
-	free(text);
-	return rc;
-}
-
-int sbx__docker_call_text(struct docker *d,
-			  const char *method,
-			  const char *path,
-			  const char *text,
-			  long timeout_ms,
-			  long *status_out,
-			  json_t **out)
-{
-	struct sbx_buf resp = {0};
-	char msg[512];
-	long status = 0;
-	int rc;
-
-	rc = sbx__http_call(&d->http, method, path, text, timeout_ms, &status, &resp);
-	if (rc < 0) {
-		sbx__buf_clear(&resp);
-		return rc;
-	}
-	*status_out = status;
-	if (status >= 200 && status < 300) {
-		if (out) {
-			*out = resp.len ? json_loadb(resp.data, resp.len, JSON_ALLOW_NUL, NULL)
-					: json_object();
-			if (!*out) {
-				sbx__buf_clear(&resp);
-				return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE,
-						      "%s %s: the Engine's answer is not JSON",
-						      method, path);
-			}
-		}
-		sbx__buf_clear(&resp);
-		return 0;
-	}
-	sbx__http_message(&resp, msg, sizeof(msg));
-	sbx__buf_clear(&resp);
-	rc = sbx__error_set(status == 404 ? SBX_ENOTFOUND : SBX_EENGINE, SBX_ERRCLASS_ENGINE,
-			    "%s %s: HTTP %ld: %s", method, path, status, msg);
-	sbx__error_http(status);
-	return rc;
-}
-
-int sbx__label_is(json_t *labels, const char *key, const char *value)
-{
-	json_t *v = json_object_get(labels, key);
-
-	/* Length too: a value with a NUL inside is not the value. */
-	return json_is_string(v) && json_string_length(v) == strlen(value) &&
-	       strcmp(json_string_value(v), value) == 0;
-}
-
-char *sbx__url_escape(const char *s)
-{
-	char *e = curl_easy_escape(NULL, s, 0), *r;
-
-	if (!e)
-		return NULL;
-	r = strdup(e);
-	curl_free(e);
-	return r;
-}
 
 static int valid_id(const char *id)
 {
@@ -478,33 +383,6 @@ static json_t *create_body(struct docker *d,
 			 1, "AttachStderr", 1, "OpenStdin", 1, "StdinOnce", 0, "Tty", 0,
 			 "StopSignal", "SIGKILL", "HostConfig", hc);
 	return body;
-}
-
-int sbx__docker_remove(struct docker *d, const char *id)
-{
-	char path[256];
-	long status = 0;
-	int rc;
-
-	snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
-	rc = sbx__docker_call(d, "DELETE", path, NULL, 0, &status, NULL);
-	if (rc == SBX_ENOTFOUND) { /* gone already (AutoRemove at the init's deadline) */
-		sbx__error_clear();
-		return 0;
-	}
-	if (rc < 0 && status == 409) {
-		/* Being removed by someone else (AutoRemove after a kill): the
-		 * container still exists until the Engine is done, so wait for
-		 * that before saying it is gone. 404 here means it already is. */
-		sbx__error_clear();
-		snprintf(path, sizeof(path), "/containers/%s/wait?condition=removed", id);
-		rc = sbx__docker_call(d, "POST", path, NULL, 0, &status, NULL);
-		if (rc == SBX_ENOTFOUND) {
-			sbx__error_clear();
-			return 0;
-		}
-	}
-	return rc;
 }
 
 int sbx__docker_check_image_volumes(json_t *image_inspect,
@@ -1155,16 +1033,6 @@ static int d_destroy(void *state, void *box)
 	return rc;
 }
 
-int sbx__docker_kill(struct docker *d, struct box *b)
-{
-	char path[256];
-	long status = 0;
-
-	__atomic_store_n(&b->dead, 1, __ATOMIC_SEQ_CST);
-	snprintf(path, sizeof(path), "/containers/%s/kill?signal=SIGKILL", b->id);
-	return sbx__docker_call(d, "POST", path, NULL, 0, &status, NULL);
-}
-
 static int d_kill(void *state, void *box)
 {
 	int rc = sbx__docker_kill(state, box);
@@ -1189,32 +1057,6 @@ static int d_run(void *state, void *box, const struct sbx_run_req *req, sbx_resu
 }
 
 /* ===== Listing and images ===== */
-
-int sbx__docker_list_ours(struct docker *d, const char *tenant, int only_local, json_t **out)
-{
-	_cleanup_json_ json_t *filters = NULL;
-	_sbx_cleanup_free_ char *ftext = NULL, *fesc = NULL;
-	char path[1024], lab[160];
-	long status = 0;
-
-	filters = json_pack("{s:[s]}", "label", SBX_LABEL_MANAGED "=" SBX_LABEL_MANAGED_VALUE);
-	if (!filters)
-		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
-	if (tenant) {
-		snprintf(lab, sizeof(lab), SBX_LABEL_PREFIX "tenant=%.63s", tenant);
-		json_array_append_new(json_object_get(filters, "label"), json_string(lab));
-	}
-	if (only_local) {
-		snprintf(lab, sizeof(lab), SBX_LABEL_PREFIX "owner-host=%.64s", d->hostname);
-		json_array_append_new(json_object_get(filters, "label"), json_string(lab));
-	}
-	ftext = json_dumps(filters, JSON_COMPACT);
-	fesc = ftext ? sbx__url_escape(ftext) : NULL;
-	if (!fesc)
-		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
-	snprintf(path, sizeof(path), "/containers/json?all=1&filters=%s", fesc);
-	return sbx__docker_call(d, "GET", path, NULL, 0, &status, out);
-}
 
 static int d_list(void *state, const char *tenant, sbx_list_cb cb, void *payload)
 {
