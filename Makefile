@@ -39,7 +39,7 @@ LIBS := $(shell pkg-config --libs $(PKGS)) -lpthread
 TEST_LIBS := $(shell pkg-config --libs libmicrohttpd libnghttp2) -lcmocka
 
 LIB_SRC := $(wildcard util/*.c core/*.c engine/*.c cgroups/*.c netpolicy/*.c remote/*.c \
-	remote/e2b/*.c remote/modal/*.c)
+	remote/e2b/*.c remote/modal/*.c backends/*.c)
 # remote/modal/modal.proto: the project's own subset of Modal's messages,
 # compiled with protoc-c into build/gen/ (one copy, shared by both builds).
 PROTO_SRC := $(wildcard remote/modal/*.proto)

@@ -45,9 +45,17 @@ struct sbx_run_req {
 	int *ended; /* out: an sbx__ended, when the backend ended the sandbox */
 };
 
+/*
+ * One backend family. Core names none: backends/registry.c holds the table
+ * of them and opens one by name (sbx_backend_open()).
+ */
 struct sbx_backend_ops {
 	unsigned int version;
 	const char *name;
+	/* Sandboxes run on this host: the caller's host-side choices (a hosts
+	 * file, the init) are bounded by the operator config
+	 * (sbx__config_check_backend_choices()). */
+	int host_choices;
 	int (*open)(void **state, const sbx_backend_options *opts);
 	void (*free)(void *state);
 	/* Refuses (SBX_EUNSUPPORTED) any control of p it cannot enforce. */
@@ -87,9 +95,5 @@ struct sbx_backend_ops {
 	int (*read_file)(
 		void *state, void *box, const char *path, size_t max, char **out, size_t *len);
 };
-
-extern const struct sbx_backend_ops sbx__docker_ops;
-extern const struct sbx_backend_ops sbx__e2b_ops;
-extern const struct sbx_backend_ops sbx__modal_ops;
 
 #endif

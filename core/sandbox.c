@@ -108,12 +108,6 @@ static int reap_audit_cb(const sbx_reap_info *info, void *arg)
 	return ra->cb ? ra->cb(info, ra->payload) : 0;
 }
 
-static const struct sbx_backend_ops *const backends[] = {
-	&sbx__docker_ops,
-	&sbx__e2b_ops,
-	&sbx__modal_ops,
-};
-
 const char *sbx_version(void)
 {
 	return SBX_VERSION_STRING;
@@ -150,35 +144,16 @@ int sbx_run_options_init(sbx_run_options *opts, unsigned int version)
 	return 0;
 }
 
-int sbx_backend_open(sbx_backend **out, const char *name, const sbx_backend_options *opts)
+int sbx__backend_open(sbx_backend **out,
+		      const struct sbx_backend_ops *ops,
+		      const sbx_backend_options *opts,
+		      const struct sbx__span_sink *spans)
 {
-	const struct sbx_backend_ops *ops = NULL;
 	const sbx_config *cfg = NULL;
 	sbx_backend_options bound;
 	sbx_backend *b;
 	int rc;
 
-	sbx__error_clear();
-	if (!out)
-		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE, "backend_open: out is NULL");
-	if (opts && (opts->version == 0 || opts->version > SBX_BACKEND_OPTIONS_VERSION))
-		return sbx__error_set(SBX_EVERSION, SBX_ERRCLASS_CORE,
-				      "backend options version %u is not known (1..%u)",
-				      opts->version, SBX_BACKEND_OPTIONS_VERSION);
-	if (!name)
-		name = "docker";
-	for (size_t i = 0; i < SBX_ARRAY_SIZE(backends); i++)
-		if (strcmp(backends[i]->name, name) == 0)
-			ops = backends[i];
-	if (!ops) {
-		char names[128] = "";
-
-		for (size_t i = 0, o = 0; i < SBX_ARRAY_SIZE(backends) && o < sizeof(names); i++)
-			o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s", i ? ", " : "",
-					      backends[i]->name);
-		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_CORE,
-				      "unknown backend '%.32s' (this build has: %s)", name, names);
-	}
 	if (opts && opts->version >= 2 && opts->config) {
 		rc = sbx__config_check_backend(opts->config, ops->name);
 		if (rc < 0)
@@ -186,7 +161,7 @@ int sbx_backend_open(sbx_backend **out, const char *name, const sbx_backend_opti
 		cfg = opts->config;
 	}
 	/* What the operator's bound takes from the caller (core/config.c). */
-	if (strcmp(ops->name, "docker") == 0) {
+	if (ops->host_choices) {
 		const char *hf = NULL;
 
 		rc = sbx__config_check_backend_choices(
@@ -221,7 +196,7 @@ int sbx_backend_open(sbx_backend **out, const char *name, const sbx_backend_opti
 		free(b);
 		return rc;
 	}
-	sbx__tracer_open(&b->tracer, opts && opts->version >= 3 ? opts->traceparent : NULL);
+	sbx__tracer_open(&b->tracer, spans, opts && opts->version >= 3 ? opts->traceparent : NULL);
 	if (opts && opts->version >= 2)
 		b->config = sbx__config_ref(opts->config);
 	if (!(opts && opts->no_reap_at_open)) {

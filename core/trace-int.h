@@ -5,7 +5,8 @@
  * OTEL_* environment names an OTLP endpoint; without one every call here
  * is a cheap no-op. Spans live on the caller's stack (a sandbox's own span
  * in its handle), are closed (redacted) when they end, and are handed to
- * the exporter (remote/otlp.c), which never blocks or fails the caller.
+ * the exporter behind the span sink below (remote/otlp.c's, plugged in by
+ * backends/registry.c), which never blocks or fails the caller.
  */
 #ifndef SBX_CORE_TRACE_INT_H
 #define SBX_CORE_TRACE_INT_H
@@ -20,6 +21,30 @@
 
 struct sbx__tracer;
 
+/* What a tracer tells its exporter, read from the environment. */
+struct sbx__span_sink_config {
+	const char *url;	    /* http:// or https://, the full traces URL */
+	const char *const *headers; /* "Name: value", NULL-terminated; may be NULL */
+	const char *service_name;   /* resource service.name */
+	long timeout_ms;	    /* each request */
+};
+
+/*
+ * Where a tracer's finished spans go: an exporter, as a struct of
+ * functions, so that core names none. Nothing of it may block or fail the
+ * caller.
+ */
+struct sbx__span_sink {
+	/* Copies the config. Returns 0, or -1 when memory ran out. */
+	int (*open)(void **out, const struct sbx__span_sink_config *cfg);
+	/* Queues one span (stolen); never waits for the network. */
+	void (*submit)(void *x, json_t *span);
+	/* Sends what is queued for at most bound_ms, then stops and frees. */
+	void (*close)(void *x, long bound_ms);
+	/* Spans dropped so far. */
+	uint64_t (*dropped)(const void *x);
+};
+
 struct sbx__span {
 	struct sbx__tracer *t; /* NULL: not recorded (tracing off, or not sampled) */
 	char trace_id[33];     /* "" when tracing is off */
@@ -30,9 +55,12 @@ struct sbx__span {
 	json_t *attrs;
 };
 
-/* *out is NULL when tracing is off. traceparent: the W3C parent of every
- * root span of this backend; NULL or malformed: none. */
-void sbx__tracer_open(struct sbx__tracer **out, const char *traceparent);
+/* *out is NULL when tracing is off (or sink is NULL). sink: the exporter
+ * spans go to. traceparent: the W3C parent of every root span of this
+ * backend; NULL or malformed: none. */
+void sbx__tracer_open(struct sbx__tracer **out,
+		      const struct sbx__span_sink *sink,
+		      const char *traceparent);
 /* Sends what is left for at most SBX_TRACE_CLOSE_MS, then frees. */
 void sbx__tracer_free(struct sbx__tracer *t);
 uint64_t sbx__tracer_dropped(const struct sbx__tracer *t);

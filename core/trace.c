@@ -1,6 +1,7 @@
 /*
  * core/trace.c: spans of sandbox work, configured by the standard OpenTelemetry
- * environment (docs/tracing.md) and exported by remote/otlp.c.
+ * environment (docs/tracing.md) and handed to the span sink the tracer was
+ * opened with (core/trace-int.h; remote/otlp.c's exporter).
  *
  * The environment is read once per backend, with secure_getenv (ignored in
  * setuid programs). Tracing is on only when an OTLP endpoint is named, and
@@ -23,7 +24,6 @@
 
 #include "core/record-int.h"
 #include "core/trace-int.h"
-#include "remote/otlp-int.h"
 #include "util/base64.h"
 #include "util/redact-int.h"
 
@@ -35,7 +35,8 @@
 #define STATUS_ERROR 2
 
 struct sbx__tracer {
-	struct sbx_otlp *exp;
+	const struct sbx__span_sink *sink;
+	void *exp;
 	char trace_id[33]; /* the caller's parent, when given */
 	char span_id[17];
 	int sampled;
@@ -171,9 +172,11 @@ int sbx__traceparent_parse(const char *tp, char trace_id[33], char span_id[17], 
 	return 1;
 }
 
-void sbx__tracer_open(struct sbx__tracer **out, const char *traceparent)
+void sbx__tracer_open(struct sbx__tracer **out,
+		      const struct sbx__span_sink *sink,
+		      const char *traceparent)
 {
-	struct sbx_otlp_config cfg = {0};
+	struct sbx__span_sink_config cfg = {0};
 	const char *ep, *sdk = env("OTEL_SDK_DISABLED"), *exporter = env("OTEL_TRACES_EXPORTER");
 	const char *tmo = env("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT");
 	char *headers[MAX_HEADERS + 1] = {0}, *url = NULL;
@@ -181,6 +184,8 @@ void sbx__tracer_open(struct sbx__tracer **out, const char *traceparent)
 	size_t nh = 0;
 
 	*out = NULL;
+	if (!sink)
+		return;
 	if ((sdk && strcasecmp(sdk, "true") == 0) || (exporter && !strstr(exporter, "otlp")))
 		return;
 	if ((ep = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))) {
@@ -221,7 +226,8 @@ void sbx__tracer_open(struct sbx__tracer **out, const char *traceparent)
 	cfg.headers = (const char *const *)headers;
 	cfg.service_name = env("OTEL_SERVICE_NAME") ? env("OTEL_SERVICE_NAME") : "sandboxio";
 	cfg.timeout_ms = tmo ? strtol(tmo, NULL, 10) : 10000;
-	if (sbx__otlp_open(&t->exp, &cfg) < 0) {
+	t->sink = sink;
+	if (sink->open(&t->exp, &cfg) < 0) {
 		for (int i = 0; i < t->nredact; i++)
 			sbx__redact_unregister(t->redact_ids[i]);
 		free(t);
@@ -241,7 +247,7 @@ void sbx__tracer_free(struct sbx__tracer *t)
 {
 	if (!t)
 		return;
-	sbx__otlp_close(t->exp, SBX_TRACE_CLOSE_MS);
+	t->sink->close(t->exp, SBX_TRACE_CLOSE_MS);
 	for (int i = 0; i < t->nredact; i++)
 		sbx__redact_unregister(t->redact_ids[i]);
 	free(t);
@@ -249,7 +255,7 @@ void sbx__tracer_free(struct sbx__tracer *t)
 
 uint64_t sbx__tracer_dropped(const struct sbx__tracer *t)
 {
-	return t ? sbx__otlp_dropped(t->exp) : 0;
+	return t ? t->sink->dropped(t->exp) : 0;
 }
 
 /* ===== Spans ===== */
@@ -381,6 +387,6 @@ void sbx__span_end(struct sbx__span *sp, int rc)
 	/* Closed here, through the one redactor, before the exporter sees it. */
 	if (span)
 		sbx__record_redact(span);
-	sbx__otlp_submit(sp->t->exp, span);
+	sp->t->sink->submit(sp->t->exp, span);
 	sp->t = NULL;
 }

@@ -117,6 +117,9 @@ int sbx__docker_check_image_volumes(json_t *image_inspect,
 /* The seccomp profile given to every sandbox, as compact JSON; free() it. */
 char *sbx__seccomp_profile_json(void);
 
+/* The docker backend's table (backends/registry.c opens it). */
+extern const struct sbx_backend_ops sbx__docker_ops;
+
 /* Labels: every container of ours carries these. */
 #define SBX_LABEL_PREFIX "io.sandboxio."
 #define SBX_LABEL_MANAGED SBX_LABEL_PREFIX "managed-by"

@@ -1177,6 +1177,7 @@ static int d_import_image(void *state, const char *tar_path, const char *ref)
 const struct sbx_backend_ops sbx__docker_ops = {
 	.version = SBX_BACKEND_OPS_VERSION,
 	.name = "docker",
+	.host_choices = 1,
 	.open = d_open,
 	.free = d_free,
 	.check = d_check,

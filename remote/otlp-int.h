@@ -1,5 +1,6 @@
 /*
- * remote/otlp-int.h: an OTLP/HTTP exporter of spans, JSON encoding.
+ * remote/otlp-int.h: an OTLP/HTTP exporter of spans, JSON encoding: the
+ * span sink (core/trace-int.h) that backends/registry.c gives every tracer.
  *
  * Narrow on purpose: core hands it finished spans, already closed
  * (redacted) and already in the OTLP JSON mapping, and it sends them in
@@ -15,6 +16,8 @@
 
 #include <jansson.h>
 
+#include "core/trace-int.h"
+
 /* Most spans waiting to be sent; more are dropped. */
 #define SBX_OTLP_QUEUE_MAX 2048
 /* Most spans in one request. */
@@ -22,15 +25,8 @@
 
 struct sbx_otlp;
 
-struct sbx_otlp_config {
-	const char *url;	    /* http:// or https://, the full traces URL */
-	const char *const *headers; /* "Name: value", NULL-terminated; may be NULL */
-	const char *service_name;   /* resource service.name */
-	long timeout_ms;	    /* each request */
-};
-
 /* Copies the config. Returns 0, or -1 when memory ran out. */
-int sbx__otlp_open(struct sbx_otlp **out, const struct sbx_otlp_config *cfg);
+int sbx__otlp_open(struct sbx_otlp **out, const struct sbx__span_sink_config *cfg);
 /* Queues one span (stolen); never waits for the network. */
 void sbx__otlp_submit(struct sbx_otlp *x, json_t *span);
 /* Sends what is queued for at most bound_ms, then stops and frees; what
@@ -38,5 +34,8 @@ void sbx__otlp_submit(struct sbx_otlp *x, json_t *span);
 void sbx__otlp_close(struct sbx_otlp *x, long bound_ms);
 uint64_t sbx__otlp_dropped(const struct sbx_otlp *x);
 uint64_t sbx__otlp_sent(const struct sbx_otlp *x);
+
+/* The functions above as core's span sink. */
+extern const struct sbx__span_sink sbx__otlp_sink;
 
 #endif

@@ -62,7 +62,7 @@ static void free_headers(struct curl_slist *h)
 	curl_slist_free_all(h);
 }
 
-int sbx__otlp_open(struct sbx_otlp **out, const struct sbx_otlp_config *cfg)
+int sbx__otlp_open(struct sbx_otlp **out, const struct sbx__span_sink_config *cfg)
 {
 	struct sbx_otlp *x = calloc(1, sizeof(*x));
 	struct curl_slist *h;
@@ -306,3 +306,35 @@ uint64_t sbx__otlp_sent(const struct sbx_otlp *x)
 	pthread_mutex_unlock((pthread_mutex_t *)&x->lock);
 	return n;
 }
+
+static int sink_open(void **out, const struct sbx__span_sink_config *cfg)
+{
+	struct sbx_otlp *x;
+
+	if (sbx__otlp_open(&x, cfg) < 0)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+static void sink_submit(void *x, json_t *span)
+{
+	sbx__otlp_submit(x, span);
+}
+
+static void sink_close(void *x, long bound_ms)
+{
+	sbx__otlp_close(x, bound_ms);
+}
+
+static uint64_t sink_dropped(const void *x)
+{
+	return sbx__otlp_dropped(x);
+}
+
+const struct sbx__span_sink sbx__otlp_sink = {
+	.open = sink_open,
+	.submit = sink_submit,
+	.close = sink_close,
+	.dropped = sink_dropped,
+};

@@ -25,4 +25,10 @@ int sbx__remote_argv(char ***out, const sbx_policy *p, const char *const *argv);
 /* Frees what sbx__remote_argv() made. NULL is a no-op. */
 void sbx__remote_argv_free(char **v);
 
+/* The remote backends' tables (remote/e2b/e2b.c, remote/modal/modal.c),
+ * which backends/registry.c opens. */
+struct sbx_backend_ops;
+extern const struct sbx_backend_ops sbx__e2b_ops;
+extern const struct sbx_backend_ops sbx__modal_ops;
+
 #endif

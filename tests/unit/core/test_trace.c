@@ -73,7 +73,7 @@ static struct sbx__tracer *tracer(const char *traceparent)
 {
 	struct sbx__tracer *t = NULL;
 
-	sbx__tracer_open(&t, traceparent);
+	sbx__tracer_open(&t, &sbx__otlp_sink, traceparent);
 	return t;
 }
 

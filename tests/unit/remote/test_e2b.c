@@ -38,6 +38,7 @@
 #include "core/backend-int.h"
 #include "core/owner-int.h"
 #include "remote/e2b/e2b-int.h"
+#include "remote/remote-int.h"
 
 #define KEY "e2b_test_key_0123456789"
 #define SECRET "s3cr3t-value-of-the-run-42"
