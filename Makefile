@@ -2,7 +2,7 @@
 #   make            library (.a and .so), the sandboxio CLI and sbx-init
 #   make test       unit tests and contract tests (contract tests need dockerd)
 #   make check      -Werror build, tests, the same under ASan+UBSan, headertest,
-#                   format check, ABI check, fuzz smoke run
+#                   format check, layer check, ABI check, fuzz smoke run
 #   make bench      benchmarks against named peers (needs dockerd)
 #   make fuzz       libFuzzer on every parser of outside bytes (clang;
 #                   FUZZ_TIME seconds each); make fuzz-smoke, a short
@@ -173,7 +173,12 @@ abi-check: $(B)/libsandboxio.so
 	nm -D --defined-only $(B)/libsandboxio.so | awk '$$2=="T"{print $$3}' | sort > build/abi.txt
 	diff -u docs/abi.txt build/abi.txt
 
-check: headertest format-check
+# Includes and symbol uses point down the layers, with no circles
+# (docs/architecture.md; the rank table is in the script).
+check-layers: all
+	scripts/check-layers.sh $(B)
+
+check: headertest format-check check-layers
 	$(MAKE) test
 	$(MAKE) abi-check
 	$(MAKE) SAN=address,undefined test
