@@ -50,7 +50,7 @@ CPPFLAGS += -Ibuild/gen
 # server/: the E2B-compatible server of `sandboxio serve`, linked into the CLI.
 CLI_SRC := $(wildcard cli/*.c server/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/obj/%.o)
-INIT_SRC := $(wildcard init/*.c) util/frame.c
+INIT_SRC := $(wildcard init/*.c) util/frame.c util/time.c
 # sbx-init is static and never sanitized: it runs as PID 1 inside images that
 # have none of the host's libraries.
 INIT_OBJ := $(INIT_SRC:%.c=build/init-obj/%.o)

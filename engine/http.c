@@ -22,6 +22,7 @@
 
 #include "engine/http-int.h"
 #include "util/error-int.h"
+#include "util/time.h"
 
 #define RESP_CAP (16u << 20)
 
@@ -183,19 +184,11 @@ int sbx__http_upload(struct sbx_http *h,
 	return 0;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int send_all(int fd, const char *p, size_t n, long deadline)
 {
 	while (n) {
 		struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-		long left = deadline - now_ms();
+		long left = deadline - (long)sbx__mono_ms();
 		ssize_t w;
 
 		if (left <= 0)
@@ -222,7 +215,8 @@ int sbx__http_hijack(struct sbx_http *h,
 {
 	char req[4096], head[SBX_HIJACK_HEAD_MAX];
 	size_t hlen = 0;
-	long deadline = now_ms() + (timeout_ms ? timeout_ms : h->timeout_ms), status = 0;
+	long deadline = (long)sbx__mono_ms() + (timeout_ms ? timeout_ms : h->timeout_ms),
+	     status = 0;
 	curl_socket_t fd = CURL_SOCKET_BAD;
 	char *end = NULL;
 	CURLcode cc;
@@ -255,7 +249,7 @@ int sbx__http_hijack(struct sbx_http *h,
 	/* Read until the end of the headers; what follows belongs to the stream. */
 	while (rc == 0 && !end) {
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		long left = deadline - now_ms();
+		long left = deadline - (long)sbx__mono_ms();
 		ssize_t r;
 
 		if (left <= 0) {

@@ -12,6 +12,7 @@
  * followed instead.
  */
 #include "init/init.h"
+#include "util/time.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -228,14 +229,6 @@ size_t sbx_init_kill_descendants(void)
 	return s.n;
 }
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Reaps every exited child; returns 1 if children remain, 0 if none. */
 static int reap(pid_t main_pid, int *main_status, int *main_reaped)
 {
@@ -278,7 +271,7 @@ int sbx_init_kill_tree(pid_t pgid,
 		       int sigchld_fd,
 		       int budget_ms)
 {
-	long long end = mono_ms() + budget_ms;
+	long long end = (long long)sbx__mono_ms() + budget_ms;
 
 	if (pgid > 0)
 		(void)kill(-pgid, SIGKILL);
@@ -295,7 +288,7 @@ int sbx_init_kill_tree(pid_t pgid,
 		(void)sbx_init_kill_descendants();
 		if (!reap(main_pid, main_status, main_reaped))
 			return 0;
-		left = end - mono_ms();
+		left = end - (long long)sbx__mono_ms();
 		if (left <= 0)
 			return -1;
 		/* Give the kernel a moment to finish the kills before walking again. */

@@ -23,6 +23,7 @@
  */
 #include "init/init.h"
 #include "util/frame.h"
+#include "util/time.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,14 +86,6 @@ static struct {
 	unsigned char buf[SBX_FRAME_HDR + SBX_FRAME_MAX];
 } R;
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void kill_tree(int budget_ms)
 {
 	(void)sbx_init_kill_tree(R.child, R.child, &R.child_status, &R.child_reaped, R.sfd,
@@ -123,7 +116,7 @@ static void write_all(const unsigned char *p, size_t len)
 			continue;
 		if (w < 0 && errno == EAGAIN) {
 			struct pollfd pfd = {.fd = STDOUT_FILENO, .events = POLLOUT};
-			long long left = R.write_limit - mono_ms();
+			long long left = R.write_limit - (long long)sbx__mono_ms();
 
 			if (left <= 0)
 				host_gone("timed out");
@@ -416,12 +409,12 @@ static void exec_fail_message(const struct exec_report *rep, const char *prog, c
 /* Forwards output left in the pipes once the tree is dead, within bounds. */
 static void drain(void)
 {
-	long long end = mono_ms() + DRAIN_MS, bytes = 0;
+	long long end = (long long)sbx__mono_ms() + DRAIN_MS, bytes = 0;
 
 	while ((R.out.fd >= 0 || R.err.fd >= 0) && bytes < DRAIN_BYTES) {
 		struct pollfd pfd[2];
 		struct stream *st[2];
-		long long left = end - mono_ms();
+		long long left = end - (long long)sbx__mono_ms();
 		nfds_t n = 0, i;
 
 		if (left <= 0)
@@ -548,7 +541,7 @@ int sbx_init_supervise_start(long long deadline_ms, const char *cwd, char **prog
 	unsigned char payload[SBX_FRAME_EXIT_LEN];
 	struct rusage ru;
 
-	R.deadline = mono_ms() + deadline_ms;
+	R.deadline = (long long)sbx__mono_ms() + deadline_ms;
 	R.write_limit = R.deadline + WRITE_GRACE_MS;
 	oom_before = oom_kills();
 	sa = (struct spawn_args){.out_w = out_p[1], .err_w = err_p[1], .cwd = cwd, .argv = prog};
@@ -570,7 +563,7 @@ int sbx_init_supervise_start(long long deadline_ms, const char *cwd, char **prog
 	while (!R.child_reaped) {
 		struct pollfd pfd[3];
 		struct stream *st[3] = {NULL, NULL, NULL};
-		long long left = R.deadline - mono_ms();
+		long long left = R.deadline - (long long)sbx__mono_ms();
 		nfds_t n = 0, k;
 		int r;
 

@@ -22,6 +22,7 @@
 #include <sandboxio/common.h>
 
 #include "remote/otlp-int.h"
+#include "util/time.h"
 
 #define BATCH_WAIT_MS 50 /* gathers a few spans before a request */
 
@@ -39,14 +40,6 @@ struct sbx_otlp {
 	long timeout_ms;
 	struct curl_slist *headers;
 };
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 
@@ -101,7 +94,7 @@ static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl
 
 	(void)a, (void)b, (void)c, (void)d;
 	pthread_mutex_lock(&x->lock);
-	abort_now = x->stop && mono_ms() >= x->deadline_ms;
+	abort_now = x->stop && sbx__mono_ms() >= x->deadline_ms;
 	pthread_mutex_unlock(&x->lock);
 	return abort_now;
 }
@@ -133,7 +126,7 @@ static int export_batch(struct sbx_otlp *x, CURL *c, json_t **spans, size_t k)
 		return 0;
 	pthread_mutex_lock(&x->lock);
 	if (x->stop) {
-		uint64_t now = mono_ms();
+		uint64_t now = sbx__mono_ms();
 
 		tmo = x->deadline_ms > now ? (long)(x->deadline_ms - now) : 1;
 		if (tmo > x->timeout_ms)
@@ -194,7 +187,7 @@ static void *exporter(void *arg)
 			}
 			pthread_cond_timedwait(&x->cond, &x->lock, &ts);
 		}
-		if (x->n == 0 || (x->stop && mono_ms() >= x->deadline_ms)) {
+		if (x->n == 0 || (x->stop && sbx__mono_ms() >= x->deadline_ms)) {
 			/* Done, or out of time: what is left is dropped. */
 			for (; x->n; x->n--, x->head = (x->head + 1) % SBX_OTLP_QUEUE_MAX) {
 				json_decref(x->queue[x->head]);
@@ -268,7 +261,7 @@ void sbx__otlp_close(struct sbx_otlp *x, long bound_ms)
 		return;
 	pthread_mutex_lock(&x->lock);
 	x->stop = 1;
-	x->deadline_ms = mono_ms() + (uint64_t)(bound_ms > 0 ? bound_ms : 0);
+	x->deadline_ms = sbx__mono_ms() + (uint64_t)(bound_ms > 0 ? bound_ms : 0);
 	pthread_cond_signal(&x->cond);
 	pthread_mutex_unlock(&x->lock);
 	if (x->started == 1)

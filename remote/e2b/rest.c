@@ -24,16 +24,14 @@
 #include "remote/e2b/e2b-int.h"
 #include "util/cleanup.h"
 #include "util/error-int.h"
+#include "util/time.h"
 
 #define LIST_PAGE_LIMIT 100
 #define LIST_PAGES_MAX 1000 /* 100000 sandboxes: a server that pages forever is cut off */
 
 uint64_t sbx__e2b_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return sbx__mono_ms();
 }
 
 int sbx__e2b_valid_id(const char *id)

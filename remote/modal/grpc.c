@@ -41,6 +41,7 @@
 #include "remote/modal/modal.pb-c.h"
 #include "util/base64.h"
 #include "util/error-int.h"
+#include "util/time.h"
 
 #define IDLE_SETS 4		   /* idle multi handles (warm connections) kept per channel */
 #define DETAILS_B64_MAX (16 << 10) /* grpc-status-details-bin beyond this is ignored */
@@ -109,10 +110,7 @@ static void curl_global(void)
 
 uint64_t sbx__grpc_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return sbx__mono_ms();
 }
 
 void sbx__grpc_uuid4(char out[37])
