@@ -198,14 +198,13 @@ static int read_idle(struct sbx_chan *c)
 /* Kills the sandbox because of how a run ended, and records it for core. */
 static void end_sandbox(struct docker *d, struct box *b, const struct sbx_run_req *req, int how)
 {
-	sbx_error saved = *sbx_error_last();
-	char msg[SBX_ERROR_MSG_MAX];
+	struct sbx__error_saved saved;
 
 	/* The kill's own error must not replace the reason. */
-	snprintf(msg, sizeof(msg), "%s", saved.message);
+	sbx__error_save(&saved);
 	(void)sbx__docker_kill(d, b);
 	if (saved.code != SBX_OK)
-		sbx__error_set(saved.code, saved.klass, "%s", msg);
+		sbx__error_restore(&saved, saved.code);
 	else
 		sbx__error_clear();
 	if (req->ended)

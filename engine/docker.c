@@ -569,15 +569,13 @@ static void egress_apply(const struct sbx_np_plan *plan, json_t *body)
 /* Removes a sandbox's host-side egress state, keeping an earlier error. */
 static int egress_detach(const char *session, int rc)
 {
-	sbx_error saved;
-	char msg[SBX_ERROR_MSG_MAX];
+	struct sbx__error_saved saved;
 
 	if (rc == 0)
 		return sbx__netpolicy_detach(session);
-	saved = *sbx_error_last();
-	snprintf(msg, sizeof(msg), "%s", saved.message);
+	sbx__error_save(&saved);
 	sbx__netpolicy_detach(session);
-	sbx__error_set(rc, saved.klass, "%s", msg);
+	sbx__error_restore(&saved, rc);
 	sbx__error_http(saved.http_status);
 	return rc;
 }
@@ -866,17 +864,16 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	return 0;
 rollback : {
 	/* Keep the first error: removal must not overwrite why create failed. */
-	sbx_error saved = *sbx_error_last();
-	char msg[SBX_ERROR_MSG_MAX];
+	struct sbx__error_saved saved;
 
-	snprintf(msg, sizeof(msg), "%s", saved.message);
+	sbx__error_save(&saved);
 	sbx__chan_free(chan);
 	sbx__docker_remove(d, id);
 	if (plan.n)
 		sbx__netpolicy_detach(session);
 	if (disk_made)
 		sbx__disk_remove(session);
-	sbx__error_set(rc, saved.klass, "%s", msg);
+	sbx__error_restore(&saved, rc);
 	sbx__error_http(saved.http_status);
 }
 	return rc;

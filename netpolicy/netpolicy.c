@@ -293,12 +293,11 @@ int sbx__netpolicy_attach(const char *session, pid_t pid, const struct sbx_np_pl
 			rc = sbx__nft_run(batch, NULL);
 	}
 	if (rc < 0) {
-		sbx_error saved = *sbx_error_last();
-		char msg[SBX_ERROR_MSG_MAX];
+		struct sbx__error_saved saved;
 
-		snprintf(msg, sizeof(msg), "%s", saved.message);
+		sbx__error_save(&saved);
 		sbx__netpolicy_detach(session);
-		return sbx__error_set(rc, saved.klass, "%s", msg);
+		return sbx__error_restore(&saved, rc);
 	}
 	return 0;
 }

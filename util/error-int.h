@@ -26,4 +26,21 @@ int sbx__error_wrap(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int sbx__error_code(void);
 void sbx__error_clear(void);
 
+/*
+ * Keeping the first error while cleaning up: save the record, run the
+ * cleanup (whose own failures overwrite it), then record the saved one
+ * again. Restoring sets the code given, the saved class and message; the
+ * HTTP status is the caller's to put back (sbx__error_http()) where it
+ * should survive.
+ */
+struct sbx__error_saved {
+	int code;
+	sbx_error_class klass;
+	long http_status;
+	char message[SBX_ERROR_MSG_MAX];
+};
+void sbx__error_save(struct sbx__error_saved *s);
+/* Returns code. */
+int sbx__error_restore(const struct sbx__error_saved *s, int code);
+
 #endif

@@ -148,3 +148,18 @@ const char *sbx_strerror(int code)
 		return "unknown error";
 	}
 }
+
+void sbx__error_save(struct sbx__error_saved *s)
+{
+	const sbx_error *e = sbx_error_last();
+
+	s->code = e->code;
+	s->klass = e->klass;
+	s->http_status = e->http_status;
+	snprintf(s->message, sizeof(s->message), "%s", e->message);
+}
+
+int sbx__error_restore(const struct sbx__error_saved *s, int code)
+{
+	return sbx__error_set(code, s->klass, "%s", s->message);
+}
