@@ -42,9 +42,6 @@ struct box {
 	struct sbx_chan *chan;
 };
 
-/* jansson provides json_decrefp(). */
-#define _cleanup_json_ _sbx_cleanup_(json_decrefp)
-
 /* engine/call.c: the Engine requests the files of the backend share. */
 
 /* One Engine request with an optional JSON body and answer. A non-2xx status

@@ -25,6 +25,8 @@ static inline void sbx__closep(int *fd)
 
 #define _sbx_cleanup_free_ _sbx_cleanup_(sbx__freep)
 #define _sbx_cleanup_close_ _sbx_cleanup_(sbx__closep)
+/* A jansson value (jansson provides json_decrefp()), where jansson is used. */
+#define _cleanup_json_ _sbx_cleanup_(json_decrefp)
 
 #define SBX_DEFINE_CLEANUP(type, fn)                                                               \
 	static inline void fn##p(type *p)                                                          \
