@@ -3,6 +3,12 @@
  *
  * libseccomp is confined to init/seccomp.c and libcap to init/caps.c so the
  * static binary's dependency surface is easy to audit.
+ *
+ * The parts call one way, from the entry point down: init/sbx-init.c (main,
+ * PID 1) over init/chan.c (the run channel; its requests are parsed by
+ * init/request.c) over init/run.c (one supervised run) over init/lockdown.c
+ * (over caps.c and seccomp.c), init/proc.c (the process tree) and
+ * init/msg.c (messages, numbers), which every part uses.
  */
 #ifndef SBX_INIT_INIT_H
 #define SBX_INIT_INIT_H
