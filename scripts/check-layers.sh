@@ -41,7 +41,8 @@ RANK = {
     "backends": 5,   # the one table of backends, and opening one by name
     "server": 6,     # `sandboxio serve`
     "cli": 7,        # the sandboxio command
-    "init": 2,       # sbx-init, a program of its own: see ONLY
+    "init": None,    # sbx-init, a program of its own: uses only what ONLY
+                     # says, and no other folder uses it
 }
 # Folders that may use only the folders named, whatever their rank.
 ONLY = {
@@ -81,6 +82,8 @@ def allowed(a, b):
         return False
     if fa in ONLY:
         return fb in ONLY[fa]
+    if RANK[fa] is None or RANK[fb] is None:
+        return False
     return RANK[fb] < RANK[fa]
 
 
@@ -90,6 +93,8 @@ def why(a, b):
         return "folder not in the rank table"
     if fa in ONLY:
         return "%s/ may use only %s" % (fa, ", ".join(sorted(ONLY[fa])))
+    if RANK[fb] is None:
+        return "%s/ is a program of its own: no other folder uses it" % fb
     if RANK[fb] == RANK[fa]:
         return "sideways: %s/ and %s/ are both of rank %d" % (fb, fa, RANK[fa])
     return "up: %s/ (rank %d) is above %s/ (rank %d)" % (fb, RANK[fb], fa, RANK[fa])
