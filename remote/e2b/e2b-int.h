@@ -216,22 +216,8 @@ void sbx__connect_prefix(unsigned char out[SBX_CONNECT_HDR], unsigned int flags,
 
 /* ===== The backend's ops and what its files share ===== */
 
-/* jansson provides json_decrefp(). */
-#define _cleanup_json_ _sbx_cleanup_(json_decrefp)
-
-/* An error's record, kept across a cleanup that may fail in its turn. */
-struct e2b_saved_error {
-	int code;
-	sbx_error_class klass;
-	long http;
-	char msg[SBX_ERROR_MSG_MAX];
-};
-
 /* sandbox.c: small helpers. */
 void sbx__e2b_wipe_free(char *s);
-void sbx__e2b_save_error(struct e2b_saved_error *s);
-/* Sets the saved error again; returns its code. */
-int sbx__e2b_restore_error(const struct e2b_saved_error *s);
 /* Whether d is a plausible domain name (configured, or answered by E2B). */
 int sbx__e2b_valid_domain(const char *d);
 /* Marks the box dead and wakes a run in flight on it. */

@@ -108,7 +108,7 @@ struct proc {
 	/* Why the stream was stopped from a callback. */
 	int proto; /* it broke the protocol: the error is in err */
 	int canceled, nomem;
-	struct e2b_saved_error err;
+	struct sbx__error_saved err;
 	/* What it said. */
 	int have_start, have_end, have_eos;
 	uint32_t pid;
@@ -146,7 +146,7 @@ static int proto_error(struct proc *p, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_REMOTE, "e2b: sandbox %s: %s", p->b->id, msg);
-	sbx__e2b_save_error(&p->err);
+	sbx__error_save(&p->err);
 	p->proto = 1;
 	return SBX_EENGINE;
 }
@@ -316,7 +316,7 @@ static size_t on_stream(char *data, size_t sz, size_t n, void *arg)
 		if (rc == SBX_ENOMEM) {
 			p->nomem = 1;
 		} else {
-			sbx__e2b_save_error(&p->err);
+			sbx__error_save(&p->err);
 			p->proto = 1;
 		}
 	}
@@ -409,9 +409,9 @@ static void stdin_clear(struct proc *p, CURLM *m)
 /* Kills the process (best effort), then deletes the sandbox. */
 static void end_sandbox(struct proc *p, int signal_first)
 {
-	struct e2b_saved_error s;
+	struct sbx__error_saved s;
 
-	sbx__e2b_save_error(&s);
+	sbx__error_save(&s);
 	if (signal_first && p->have_start && !p->have_end) {
 		static const char *const extra[] = {"Connect-Protocol-Version: 1", NULL};
 		_sbx_cleanup_free_ char *url = NULL;
@@ -439,7 +439,8 @@ static void end_sandbox(struct proc *p, int signal_first)
 	}
 	sbx__e2b_mark_dead(p->b);
 	sbx__e2b_delete(p->e, p->b->id, 0);
-	sbx__e2b_restore_error(&s);
+	sbx__error_restore(&s, s.code);
+	sbx__error_http(s.http_status);
 }
 
 static void set_ended(const struct sbx_run_req *req, int how)
@@ -591,7 +592,8 @@ static int proc_outcome(struct proc *p,
 		return 0;
 	}
 	if (p->proto) {
-		sbx__e2b_restore_error(&p->err);
+		sbx__error_restore(&p->err, p->err.code);
+		sbx__error_http(p->err.http_status);
 		rc = SBX_EENGINE;
 		goto broken;
 	}

@@ -50,31 +50,15 @@ void sbx__e2b_wipe_free(char *s)
 	}
 }
 
-void sbx__e2b_save_error(struct e2b_saved_error *s)
-{
-	const sbx_error *e = sbx_error_last();
-
-	s->code = e->code;
-	s->klass = e->klass;
-	s->http = e->http_status;
-	snprintf(s->msg, sizeof(s->msg), "%s", e->message);
-}
-
-int sbx__e2b_restore_error(const struct e2b_saved_error *s)
-{
-	sbx__error_set(s->code, s->klass, "%s", s->msg);
-	sbx__error_http(s->http);
-	return s->code;
-}
-
 /* Deletes a sandbox after a failure, keeping the failure's error. */
 static int delete_keep(struct e2b *e, const char *id, int rc)
 {
-	struct e2b_saved_error s;
+	struct sbx__error_saved s;
 
-	sbx__e2b_save_error(&s);
+	sbx__error_save(&s);
 	sbx__e2b_delete(e, id, e->api_timeout_ms);
-	sbx__e2b_restore_error(&s);
+	sbx__error_restore(&s, s.code);
+	sbx__error_http(s.http_status);
 	return rc;
 }
 
