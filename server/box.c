@@ -207,7 +207,7 @@ int sbxs_box_acquire(struct sbxs_box *b, uint64_t until)
 
 	pthread_mutex_lock(&srv->mu);
 	for (;;) {
-		uint64_t now = sbxs_mono_ms(), wake = now + 1000;
+		uint64_t now = sbx__mono_ms(), wake = now + 1000;
 
 		if (b->retired || srv->stopping || now >= b->end_mono) {
 			rc = -1;
@@ -248,7 +248,7 @@ void sbxs_boxes_sweep(struct sbxs_server *srv)
 	struct sbxs_box *dead[MAX_BOXES];
 	int kill[MAX_BOXES];
 	size_t n = 0, k = 0;
-	uint64_t now = sbxs_mono_ms();
+	uint64_t now = sbx__mono_ms();
 
 	pthread_mutex_lock(&srv->mu);
 	while (k < srv->nboxes) {

@@ -1,22 +1,14 @@
 /*
- * server/clock.c: the clock and the waits of the server's threads:
- * monotonic milliseconds, and condition variables that wait on that clock
- * until a monotonic deadline (so that a change of the wall clock moves no
- * timeout of a sandbox, a transfer or a stream).
+ * server/clock.c: the waits of the server's threads: condition variables
+ * that wait on the monotonic clock (util/time.c) until a deadline, so that
+ * a change of the wall clock moves no timeout of a sandbox, a transfer or
+ * a stream.
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
 #include "server/server-int.h"
-
-uint64_t sbxs_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 void sbxs_cond_init(pthread_cond_t *cv)
 {

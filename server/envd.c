@@ -93,7 +93,7 @@ static void xfer_begin(struct xfer *x, struct sbxs_server *srv, struct MHD_Conne
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 
-	x->deadline = sbxs_mono_ms() + srv->transfer_ms;
+	x->deadline = sbx__mono_ms() + srv->transfer_ms;
 	x->fd = ci ? ci->connect_fd : -1;
 }
 
@@ -128,7 +128,7 @@ static int xfer_run(struct sbxs_box *b,
 		    int *timed_out)
 {
 	sbx_run_options ro = SBX_RUN_OPTIONS_INIT;
-	uint64_t now = sbxs_mono_ms(), t;
+	uint64_t now = sbx__mono_ms(), t;
 	int rc;
 
 	*r = NULL;

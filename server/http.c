@@ -280,7 +280,7 @@ static void on_connection(void *cls,
 		if (!k)
 			return; /* untracked: libmicrohttpd's idle timeout still holds */
 		k->fd = ci ? ci->connect_fd : -1;
-		k->deadline = sbxs_mono_ms() + (uint64_t)srv->auth_timeout_s * 1000;
+		k->deadline = sbx__mono_ms() + (uint64_t)srv->auth_timeout_s * 1000;
 		pthread_mutex_lock(&srv->mu);
 		k->next = srv->conns;
 		if (srv->conns)
@@ -307,7 +307,7 @@ static void on_connection(void *cls,
 
 void sbxs_conns_sweep(struct sbxs_server *srv)
 {
-	uint64_t now = sbxs_mono_ms();
+	uint64_t now = sbx__mono_ms();
 
 	pthread_mutex_lock(&srv->mu);
 	for (struct sbxs_conn *k = srv->conns; k; k = k->next)

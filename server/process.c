@@ -312,7 +312,7 @@ sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_r
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	pr->fd = ci ? ci->connect_fd : -1;
 	pr->keepalive_ms = ka_s * 1000;
-	pr->last_sent = sbxs_mono_ms();
+	pr->last_sent = sbx__mono_ms();
 	if (timeout)
 		pr->deadline = pr->last_sent + timeout;
 	pr->refs = 2; /* the worker's and the response's */

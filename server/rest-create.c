@@ -483,7 +483,7 @@ sbxs_rest_create(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_
 
 	/* The lifetime counts from before the create, as the library's does. */
 	b->started_wall = wall_ms();
-	b->started_mono = sbxs_mono_ms();
+	b->started_mono = sbx__mono_ms();
 	rc = sbx_sandbox_create(&s, srv->b, p);
 	sbx_policy_free(p);
 	if (rc < 0) {

@@ -96,7 +96,7 @@ static enum MHD_Result change_end(struct sbxs_server *srv,
 				  json_t *ok_body)
 {
 	struct sbxs_box *b = sbxs_box_get(srv, id);
-	uint64_t now = sbxs_mono_ms(), want;
+	uint64_t now = sbx__mono_ms(), want;
 	int64_t life_wall;
 
 	if (!b) {

@@ -108,7 +108,7 @@ void sbxs_cancel_proc(struct sbxs_proc *pr, enum sbxs_cancel why)
 	pthread_mutex_lock(&srv->mu);
 	if (pr->cancel == SBXS_CANCEL_NONE && !pr->run_done &&
 	    !(why == SBXS_CANCEL_GONE && pr->deadline &&
-	      sbxs_mono_ms() + DEADLINE_GRACE_MS >= pr->deadline)) {
+	      sbx__mono_ms() + DEADLINE_GRACE_MS >= pr->deadline)) {
 		pr->cancel = why;
 		if (pr->started) {
 			kill = 1;
@@ -297,7 +297,7 @@ void *sbxs_worker_main(void *arg)
 	for (;;) {
 		uint64_t until;
 
-		now = sbxs_mono_ms();
+		now = sbx__mono_ms();
 		if (pr->cancel) {
 			fate = F_CANCELED;
 			break;
@@ -492,7 +492,7 @@ ssize_t sbxs_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 				pr->cur = NULL;
 				pthread_cond_broadcast(&pr->cv);
 			}
-			pr->last_sent = sbxs_mono_ms();
+			pr->last_sent = sbx__mono_ms();
 			pthread_mutex_unlock(&srv->mu);
 			return (ssize_t)k;
 		}
@@ -500,7 +500,7 @@ ssize_t sbxs_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			pthread_mutex_unlock(&srv->mu);
 			return MHD_CONTENT_READER_END_OF_STREAM;
 		}
-		now = sbxs_mono_ms();
+		now = sbx__mono_ms();
 		if (now >= pr->last_sent + pr->keepalive_ms) {
 			sbxs_push_locked(pr, sbxs_frame_raw(0, keepalive, sizeof(keepalive) - 1));
 			pr->last_sent = now;

@@ -26,7 +26,7 @@
  *   http.c           the transport: the daemon, connections, each
  *                    request's body, and the replies both APIs use; it
  *                    knows no route (server.c gives it sbxs_handlers)
- *   clock.c          the monotonic clock and timed waits
+ *   clock.c          timed waits on the monotonic clock
  *
  * Threads: libmicrohttpd runs a thread per connection, so a handler may
  * block (a create takes a second or two; a stream waits for output), and
@@ -49,6 +49,8 @@
 #include <microhttpd.h>
 
 #include <sandboxio.h>
+
+#include "util/time.h" /* sbx__mono_ms(), the clock of every deadline */
 
 #define ENVD_PORT 49983
 #define MAX_BOXES 128
@@ -160,9 +162,8 @@ struct sbxs_create_req {
 	json_t *allow_out, *deny_out;
 };
 
-/* ===== clock.c: the clock and timed waits ===== */
+/* ===== clock.c: timed waits ===== */
 
-uint64_t sbxs_mono_ms(void);
 /* A condition variable that waits on the monotonic clock. */
 void sbxs_cond_init(pthread_cond_t *cv);
 void sbxs_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t until_ms);
