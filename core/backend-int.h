@@ -11,6 +11,7 @@
 
 #include <sandboxio/sandbox.h>
 
+#include "core/owner-int.h"
 #include "core/policy-int.h"
 
 #define SBX_BACKEND_OPS_VERSION 1
@@ -46,6 +47,38 @@ struct sbx_run_req {
 };
 
 /*
+ * One sandbox of ours as a backend lists it for the reaper (core/reap.c):
+ * its id, its tenant and the owner facts recorded with it, as strings (any
+ * may be NULL), which core judges with core/owner.c. Valid only during the
+ * call it is handed to.
+ */
+struct sbx__reap_item {
+	const char *id;
+	const char *tenant; /* NULL: none recorded (reported as "") */
+	/* This process as the backend sees it: the host and boot (and PID
+	 * namespace) the owner facts are judged against. */
+	const struct sbx__owner *self;
+	const char *deadline;
+	const char *host;
+	const char *boot;
+	const char *pid; /* "0": detached, left to its deadline */
+	const char *start;
+	/* Non-zero: the backend records the owner's PID namespace (pidns) and
+	 * an owner pid is judged only in it (sbx__owner_judge_ns()). */
+	int has_pidns;
+	const char *pidns;
+	/* What the backend's reap_remove needs besides the id, kept by core
+	 * for it: a name (NULL: none) and flags of the backend's own. */
+	const char *extra;
+	unsigned int extra_flags;
+};
+
+/* Hears each listed sandbox. Returns 0 to go on, 1 to stop the listing
+ * (not an error), or SBX_ENOMEM to stop it with the backend's own
+ * out-of-memory error. */
+typedef int (*sbx__reap_fn)(void *arg, const struct sbx__reap_item *item);
+
+/*
  * One backend family. Core names none: backends/registry.c holds the table
  * of them and opens one by name (sbx_backend_open()).
  */
@@ -73,13 +106,22 @@ struct sbx_backend_ops {
 	/* Frees box only, leaving the sandbox alive. */
 	void (*release)(void *state, void *box);
 	int (*list)(void *state, const char *tenant, sbx_list_cb cb, void *payload);
-	/* only_local: this host's sandboxes only (the reap at open). */
-	int (*reap)(void *state,
-		    const char *tenant,
-		    int dry_run,
-		    int only_local,
-		    sbx_reap_cb cb,
-		    void *payload);
+	/* The reaper's two halves (the loop is core's, core/reap.c). reap_list
+	 * calls fn for each sandbox of ours, of one tenant or all (NULL);
+	 * only_local: this host's only (the reap at open). Returns 0 or an
+	 * error, already said as the backend's reap says it. */
+	int (*reap_list)(
+		void *state, const char *tenant, int only_local, sbx__reap_fn fn, void *arg);
+	/* Removes one listed sandbox (item: its id, tenant, extra and
+	 * extra_flags; no owner facts). Gone already counts as removed. */
+	int (*reap_remove)(void *state, const struct sbx__reap_item *item);
+	/* Optional: after a reap that removes (not a dry run), what sandboxes
+	 * that are gone left behind. */
+	void (*reap_sweep)(void *state);
+	/* Sandboxes one reap condemns at most: core's list of them grows by
+	 * doubling from 16, and the listing stops when the next size would pass
+	 * this; 0: no bound. */
+	size_t reap_max;
 	int (*image_exists)(void *state, const char *ref);
 	int (*import_image)(void *state, const char *tar_path, const char *ref);
 	/* Optional (NULL: core moves files through a run of sh/cat). Writes

@@ -21,6 +21,7 @@
 #include "core/backend-int.h"
 #include "core/config-int.h"
 #include "core/output-int.h"
+#include "core/reap-int.h"
 #include "core/record-int.h"
 #include "core/sandbox-int.h"
 #include "core/secret-int.h"
@@ -203,7 +204,7 @@ int sbx__backend_open(sbx_backend **out,
 		struct reap_audit ra = {.b = b};
 
 		/* Best effort: an orphan left now is found by the next open or reap. */
-		ops->reap(b->state, NULL, 0, 1, b->audit ? reap_audit_cb : NULL, &ra);
+		sbx__reap(ops, b->state, NULL, 0, 1, b->audit ? reap_audit_cb : NULL, &ra);
 		sbx__error_clear();
 	}
 	*out = b;
@@ -975,8 +976,8 @@ int sbx_backend_reap(sbx_backend *b, const sbx_reap_options *opts, sbx_reap_cb c
 	struct reap_audit ra = {.b = b, .cb = cb, .payload = payload};
 	int rc;
 
-	rc = b->ops->reap(b->state, opts ? opts->tenant : NULL, opts ? opts->dry_run : 0, 0,
-			  b->audit ? reap_audit_cb : cb, b->audit ? (void *)&ra : payload);
+	rc = sbx__reap(b->ops, b->state, opts ? opts->tenant : NULL, opts ? opts->dry_run : 0, 0,
+		       b->audit ? reap_audit_cb : cb, b->audit ? (void *)&ra : payload);
 	if (rc >= 0 && ra.failed)
 		rc = sbx__error_set(SBX_ERROR, SBX_ERRCLASS_CORE, "%s (the sandboxes were removed)",
 				    sbx__audit_why(b->audit));

@@ -77,13 +77,12 @@ int sbx__docker_exec(struct docker *d,
 		     struct box *b,
 		     const struct sbx_run_req *req,
 		     sbx_result *res);
-/* The reaper (engine/reap.c). only_local: this host's sandboxes only. */
-int sbx__docker_reap(struct docker *d,
-		     const char *tenant,
-		     int dry_run,
-		     int only_local,
-		     sbx_reap_cb cb,
-		     void *payload);
+/* The reaper's halves (engine/reap.c): the vtable's reap_list,
+ * reap_remove and reap_sweep. */
+int sbx__docker_reap_list(
+	void *state, const char *tenant, int only_local, sbx__reap_fn fn, void *arg);
+int sbx__docker_reap_remove(void *state, const struct sbx__reap_item *item);
+void sbx__docker_reap_sweep(void *state);
 /* Start time of a process in clock ticks since boot (/proc/PID/stat field 22). */
 
 /* One mount a sandbox is expected to have (container inspect's Mounts). */

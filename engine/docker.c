@@ -1094,12 +1094,6 @@ static int d_list(void *state, const char *tenant, sbx_list_cb cb, void *payload
 	return 0;
 }
 
-static int
-d_reap(void *state, const char *tenant, int dry_run, int only_local, sbx_reap_cb cb, void *payload)
-{
-	return sbx__docker_reap(state, tenant, dry_run, only_local, cb, payload);
-}
-
 static int d_image_exists(void *state, const char *ref)
 {
 	_sbx_cleanup_free_ char *esc = sbx__url_escape(ref);
@@ -1185,7 +1179,9 @@ const struct sbx_backend_ops sbx__docker_ops = {
 	.kill = d_kill,
 	.release = d_release,
 	.list = d_list,
-	.reap = d_reap,
+	.reap_list = sbx__docker_reap_list,
+	.reap_remove = sbx__docker_reap_remove,
+	.reap_sweep = sbx__docker_reap_sweep,
 	.image_exists = d_image_exists,
 	.import_image = d_import_image,
 };

@@ -232,12 +232,9 @@ void sbx__e2b_op_release(void *state, void *box);
 int sbx__e2b_op_destroy(void *state, void *box);
 int sbx__e2b_op_kill(void *state, void *box);
 int sbx__e2b_op_list(void *state, const char *tenant, sbx_list_cb cb, void *payload);
-int sbx__e2b_op_reap(void *state,
-		     const char *tenant,
-		     int dry_run,
-		     int only_local,
-		     sbx_reap_cb cb,
-		     void *payload);
+int sbx__e2b_op_reap_list(
+	void *state, const char *tenant, int only_local, sbx__reap_fn fn, void *arg);
+int sbx__e2b_op_reap_remove(void *state, const struct sbx__reap_item *item);
 
 /*
  * start.c: the Start request: one envelope. Its envs may hold secrets, so

@@ -556,23 +556,16 @@ int sbx__e2b_op_list(void *state, const char *tenant, sbx_list_cb cb, void *payl
 	return sbx__e2b_list(state, tenant, NULL, list_one, &c);
 }
 
-struct condemned {
-	char id[65];
-	char tenant[64];
-	sbx_reap_reason reason;
-	const char *why;
-};
-
 struct reap_ctx {
 	struct e2b *e;
 	const char *tenant;
 	int only_local;
-	struct condemned *v;
-	size_t n, alloc;
+	sbx__reap_fn fn;
+	void *arg;
 	int nomem;
 };
 
-/* Judges each listed sandbox; the condemned are removed after the listing. */
+/* Hands each listed sandbox of ours to the reaper (core/reap.c). */
 static int reap_one(json_t *item, void *arg)
 {
 	struct reap_ctx *c = arg;
@@ -580,76 +573,48 @@ static int reap_one(json_t *item, void *arg)
 	const char *id = json_string_value(json_object_get(item, "sandboxID"));
 	const char *tenant = meta(md, SBX_OWNER_KEY_PREFIX "tenant");
 	const char *host = meta(md, SBX_OWNER_KEY_PREFIX "owner-host");
-	const char *why = "";
-	int reason;
+	char tenant_buf[64];
+	int rc;
 
 	if (!sbx__e2b_valid_id(id) || !is_ours(md) ||
 	    (c->tenant && (!tenant || strcmp(tenant, c->tenant) != 0)) ||
 	    (c->only_local && (!host || strcmp(host, c->e->self.host) != 0)))
 		return 0;
-	reason = sbx__owner_judge(&c->e->self, meta(md, SBX_OWNER_KEY_PREFIX "deadline"), host,
-				  meta(md, SBX_OWNER_KEY_PREFIX "owner-boot"),
-				  meta(md, SBX_OWNER_KEY_PREFIX "owner-pid"),
-				  meta(md, SBX_OWNER_KEY_PREFIX "owner-start"), &why);
-	if (!reason)
-		return 0;
-	if (c->n == c->alloc) {
-		size_t na = c->alloc ? c->alloc * 2 : 16;
-		struct condemned *nv = realloc(c->v, na * sizeof(*nv));
-
-		if (!nv) {
-			c->nomem = 1;
-			return 1;
-		}
-		c->v = nv;
-		c->alloc = na;
+	snprintf(tenant_buf, sizeof(tenant_buf), "%s", tenant ? tenant : "");
+	rc = c->fn(c->arg, &(struct sbx__reap_item){
+				   .id = id,
+				   .tenant = tenant_buf,
+				   .self = &c->e->self,
+				   .deadline = meta(md, SBX_OWNER_KEY_PREFIX "deadline"),
+				   .host = host,
+				   .boot = meta(md, SBX_OWNER_KEY_PREFIX "owner-boot"),
+				   .pid = meta(md, SBX_OWNER_KEY_PREFIX "owner-pid"),
+				   .start = meta(md, SBX_OWNER_KEY_PREFIX "owner-start"),
+			   });
+	if (rc == SBX_ENOMEM) {
+		c->nomem = 1;
+		return 1;
 	}
-	snprintf(c->v[c->n].id, sizeof(c->v[c->n].id), "%s", id);
-	snprintf(c->v[c->n].tenant, sizeof(c->v[c->n].tenant), "%s", tenant ? tenant : "");
-	c->v[c->n].reason = (sbx_reap_reason)reason;
-	c->v[c->n].why = why;
-	c->n++;
-	return 0;
+	return rc;
 }
 
-int sbx__e2b_op_reap(
-	void *state, const char *tenant, int dry_run, int only_local, sbx_reap_cb cb, void *payload)
+int sbx__e2b_op_reap_list(
+	void *state, const char *tenant, int only_local, sbx__reap_fn fn, void *arg)
 {
 	struct e2b *e = state;
-	struct reap_ctx c = {.e = e, .tenant = tenant, .only_local = only_local};
-	int rc, count = 0;
+	struct reap_ctx c = {
+		.e = e, .tenant = tenant, .only_local = only_local, .fn = fn, .arg = arg};
+	int rc;
 
 	rc = sbx__e2b_list(e, tenant, only_local ? e->self.host : NULL, reap_one, &c);
 	if (rc == 0 && c.nomem)
 		rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_REMOTE, "out of memory");
-	if (rc < 0) {
-		free(c.v);
+	if (rc < 0)
 		return sbx__error_wrap("reap: list sandboxes");
-	}
-	for (size_t i = 0; i < c.n; i++) {
-		char detail[SBX_ERROR_MSG_MAX] = "";
-		sbx_reap_info info = {
-			.id = c.v[i].id,
-			.tenant = c.v[i].tenant,
-			.reason = c.v[i].reason,
-			.detail = c.v[i].why,
-		};
+	return 0;
+}
 
-		if (info.reason != SBX_REAP_SKIPPED && !dry_run) {
-			if (sbx__e2b_delete(e, info.id, 0) == 0) {
-				info.removed = 1;
-				count++;
-			} else {
-				snprintf(detail, sizeof(detail), "%s", sbx_error_last()->message);
-				info.detail = detail;
-				sbx__error_clear();
-			}
-		} else if (info.reason != SBX_REAP_SKIPPED) {
-			count++;
-		}
-		if (cb && cb(&info, payload) != 0)
-			break;
-	}
-	free(c.v);
-	return count;
+int sbx__e2b_op_reap_remove(void *state, const struct sbx__reap_item *item)
+{
+	return sbx__e2b_delete(state, item->id, 0);
 }

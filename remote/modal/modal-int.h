@@ -149,12 +149,9 @@ void sbx__modal_op_release(void *state, void *box);
 int sbx__modal_op_destroy(void *state, void *box);
 int sbx__modal_op_kill(void *state, void *box);
 int sbx__modal_op_list(void *state, const char *tenant, sbx_list_cb cb, void *payload);
-int sbx__modal_op_reap(void *state,
-		       const char *tenant,
-		       int dry_run,
-		       int only_local,
-		       sbx_reap_cb cb,
-		       void *payload);
+int sbx__modal_op_reap_list(
+	void *state, const char *tenant, int only_local, sbx__reap_fn fn, void *arg);
+int sbx__modal_op_reap_remove(void *state, const struct sbx__reap_item *item);
 
 /* run.c: runs. */
 int sbx__modal_op_run(void *state, void *box, const struct sbx_run_req *req, sbx_result *res);

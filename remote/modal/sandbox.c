@@ -25,7 +25,6 @@
 #include "util/error-int.h"
 
 #define LIST_PAGES_MAX 1000 /* pages of SandboxList read before giving up */
-#define REAP_MAX 10000	    /* sandboxes judged by one reap */
 
 /* ===== Create ===== */
 
@@ -455,95 +454,57 @@ int sbx__modal_op_list(void *state, const char *tenant, sbx_list_cb cb, void *pa
 
 /* ===== Reaping ===== */
 
-struct condemned {
-	char id[SBX_MODAL_ID_MAX + 1];
-	char tenant[64];
-	sbx_reap_reason reason;
-	const char *why;
-};
-
 struct reap_arg {
 	struct sbx__owner self;
-	struct condemned *v;
-	size_t n, cap;
+	sbx__reap_fn fn;
+	void *arg;
 	int oom;
 };
 
-static int reap_judge(void *arg, const Modal__Client__SandboxInfo *s)
+/* Hands each listed sandbox of ours to the reaper (core/reap.c). */
+static int reap_item(void *arg, const Modal__Client__SandboxInfo *s)
 {
 	struct reap_arg *ra = arg;
-	const char *why = "";
-	int reason;
+	char tenant[64];
+	int rc;
 
-	reason = sbx__owner_judge(&ra->self, tag_of(s, SBX_OWNER_KEY_PREFIX "deadline"),
-				  tag_of(s, SBX_OWNER_KEY_PREFIX "owner-host"),
-				  tag_of(s, SBX_OWNER_KEY_PREFIX "owner-boot"),
-				  tag_of(s, SBX_OWNER_KEY_PREFIX "owner-pid"),
-				  tag_of(s, SBX_OWNER_KEY_PREFIX "owner-start"), &why);
-	if (!reason)
-		return 0;
-	if (ra->n == ra->cap) {
-		size_t cap = ra->cap ? ra->cap * 2 : 16;
-		struct condemned *v;
-
-		if (cap > REAP_MAX)
-			return 1;
-		v = realloc(ra->v, cap * sizeof(*v));
-		if (!v) {
-			ra->oom = 1;
-			return 1;
-		}
-		ra->v = v;
-		ra->cap = cap;
+	snprintf(tenant, sizeof(tenant), "%s", tag_of(s, SBX_OWNER_KEY_PREFIX "tenant") ?: "");
+	rc = ra->fn(ra->arg, &(struct sbx__reap_item){
+				     .id = s->id,
+				     .tenant = tenant,
+				     .self = &ra->self,
+				     .deadline = tag_of(s, SBX_OWNER_KEY_PREFIX "deadline"),
+				     .host = tag_of(s, SBX_OWNER_KEY_PREFIX "owner-host"),
+				     .boot = tag_of(s, SBX_OWNER_KEY_PREFIX "owner-boot"),
+				     .pid = tag_of(s, SBX_OWNER_KEY_PREFIX "owner-pid"),
+				     .start = tag_of(s, SBX_OWNER_KEY_PREFIX "owner-start"),
+			     });
+	if (rc == SBX_ENOMEM) {
+		ra->oom = 1;
+		return 1;
 	}
-	snprintf(ra->v[ra->n].id, sizeof(ra->v[ra->n].id), "%s", s->id);
-	snprintf(ra->v[ra->n].tenant, sizeof(ra->v[ra->n].tenant), "%s",
-		 tag_of(s, SBX_OWNER_KEY_PREFIX "tenant") ?: "");
-	ra->v[ra->n].reason = (sbx_reap_reason)reason;
-	ra->v[ra->n].why = why;
-	ra->n++;
+	return rc;
+}
+
+int sbx__modal_op_reap_list(
+	void *state, const char *tenant, int only_local, sbx__reap_fn fn, void *arg)
+{
+	struct modal *m = state;
+	struct reap_arg ra = {.fn = fn, .arg = arg};
+	int rc;
+
+	sbx__owner_self(&ra.self, 0);
+	rc = each_sandbox(m, tenant, only_local ? ra.self.host : NULL, reap_item, &ra);
+	if (rc == 0 && ra.oom)
+		rc = sbx__modal_nomem();
+	if (rc < 0)
+		return sbx__error_wrap("reap");
 	return 0;
 }
 
-int sbx__modal_op_reap(
-	void *state, const char *tenant, int dry_run, int only_local, sbx_reap_cb cb, void *payload)
+int sbx__modal_op_reap_remove(void *state, const struct sbx__reap_item *item)
 {
-	struct modal *m = state;
-	struct reap_arg ra = {0};
-	int rc, count = 0;
-
-	sbx__owner_self(&ra.self, 0);
-	/* Judge the whole list first: terminating changes what later pages hold. */
-	rc = each_sandbox(m, tenant, only_local ? ra.self.host : NULL, reap_judge, &ra);
-	if (rc == 0 && ra.oom)
-		rc = sbx__modal_nomem();
-	if (rc < 0) {
-		free(ra.v);
-		return sbx__error_wrap("reap");
-	}
-	for (size_t i = 0; i < ra.n; i++) {
-		struct condemned *c = &ra.v[i];
-		char detail[SBX_ERROR_MSG_MAX] = "";
-		sbx_reap_info info = {
-			.id = c->id, .tenant = c->tenant, .reason = c->reason, .detail = c->why};
-
-		if (c->reason != SBX_REAP_SKIPPED && !dry_run) {
-			if (sbx__modal_terminate(m, c->id) == 0) {
-				info.removed = 1;
-				count++;
-			} else {
-				snprintf(detail, sizeof(detail), "%s", sbx_error_last()->message);
-				info.detail = detail;
-				sbx__error_clear();
-			}
-		} else if (c->reason != SBX_REAP_SKIPPED) {
-			count++;
-		}
-		if (cb && cb(&info, payload) != 0)
-			break;
-	}
-	free(ra.v);
-	return count;
+	return sbx__modal_terminate(state, item->id);
 }
 
 /* ===== Open, destroy, kill ===== */

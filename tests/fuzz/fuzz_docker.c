@@ -4,7 +4,8 @@
  * container inspect read back after a start (check_readback()), the
  * inspect and labels a sandbox is reopened from (d_open_box()), the
  * container list (d_list()) and the reaper's reading of each container's
- * labels and owner (sbx__docker_reap(), dry run), exec inspect's exit code
+ * labels and owner (sbx__docker_reap_list() judged by core's sbx__reap(),
+ * dry run), exec inspect's exit code
  * (exec_exit_code()) and the daemon's /info (refuse_debug_daemon()), in
  * engine/exec.c, an image import's progress stream (d_import_image(), which
  * uploads a small temporary file), all through sbx__docker_call()'s JSON decoding; and the
@@ -20,6 +21,7 @@
  * The create answer's Warnings are read inline in d_create() between
  * other Engine calls and host changes, and are not reached here.
  */
+#include "core/reap-int.h"
 #include "engine/docker.c"
 #include "engine/exec.c"
 #include "sock_server.h"
@@ -141,8 +143,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)d_list(&dk, data[0] & 0x10 ? "t1" : NULL, list_cb, NULL);
 		break;
 	case 3:
-		(void)sbx__docker_reap(&dk, data[0] & 0x10 ? "t1" : NULL, 1, (data[0] & 0x20) != 0,
-				       reap_cb, NULL);
+		(void)sbx__reap(&sbx__docker_ops, &dk, data[0] & 0x10 ? "t1" : NULL, 1,
+				(data[0] & 0x20) != 0, reap_cb, NULL);
 		break;
 	case 4:
 		(void)exec_exit_code(&dk, "0123456789ab");

@@ -8,7 +8,7 @@
  * (X-Next-Token, Sandboxio-Tier: on_header() in rest.c), and its sandbox
  * descriptions (check_readback(), the RFC 3339 times, and the list and
  * reaper's reading of each listed sandbox, list_one() and reap_one(), in
- * remote/e2b/sandbox.c).
+ * remote/e2b/sandbox.c, reap_one()'s items judged by core/reap.c).
  *
  * run.c, sandbox.c and rest.c are included so that their static readers
  * are reached without changing them; nothing here opens a connection. The
@@ -20,6 +20,7 @@
  * reaches the sink only after a start event, and no message quotes the
  * API key (nor, from envd, the envd token) whole.
  */
+#include "core/reap-int.h"
 #include "remote/e2b/rest.c"
 #include "remote/e2b/run.c"
 #include "remote/e2b/sandbox.c"
@@ -133,6 +134,18 @@ static void headers(const uint8_t *p, size_t n)
 	(void)tier_of(rs.tier, &(sbx_tier){0});
 }
 
+/* The reaper's judgement of each item reap_one() hands it (core/reap.c). */
+static int reap_fn(void *arg, const struct sbx__reap_item *item)
+{
+	const char *why = "";
+
+	(void)arg;
+	if (!item->id || !item->tenant || !item->self)
+		abort();
+	(void)sbx__reap_judge(item, &why);
+	return 0;
+}
+
 static void describe(const uint8_t *data, size_t size)
 {
 	json_t *d = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
@@ -149,7 +162,7 @@ static void describe(const uint8_t *data, size_t size)
 	{
 		struct e2b e = {.api_key = (char *)KEY};
 		struct list_ctx lc = {.tenant = NULL, .cb = list_cb};
-		struct reap_ctx rc = {.e = &e, .tenant = "t1", .only_local = 1};
+		struct reap_ctx rc = {.e = &e, .tenant = "t1", .only_local = 1, .fn = reap_fn};
 		json_t *item;
 		size_t i;
 
@@ -164,7 +177,6 @@ static void describe(const uint8_t *data, size_t size)
 			(void)list_one(d, &lc);
 			(void)reap_one(d, &rc);
 		}
-		free(rc.v);
 	}
 	sbx_policy_free(p);
 	json_decref(d);
