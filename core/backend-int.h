@@ -89,7 +89,8 @@ struct sbx_backend_ops {
 	 * file, the init) are bounded by the operator config
 	 * (sbx__config_check_backend_choices()). */
 	int host_choices;
-	int (*open)(void **state, const sbx_backend_options *opts);
+	/* Every entry takes its outputs last. Writes *state. */
+	int (*open)(const sbx_backend_options *opts, void **state);
 	void (*free)(void *state);
 	/* Refuses (SBX_EUNSUPPORTED) any control of p it cannot enforce. */
 	int (*check)(void *state, const sbx_policy *p);

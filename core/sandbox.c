@@ -180,7 +180,7 @@ int sbx__backend_open(sbx_backend **out,
 	if (!b)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_CORE, "out of memory");
 	b->ops = ops;
-	rc = ops->open(&b->state, opts);
+	rc = ops->open(opts, &b->state);
 	if (rc < 0) {
 		free(b);
 		return rc;

@@ -146,7 +146,7 @@ static void d_free(void *state)
 	free(d);
 }
 
-static int d_open(void **state, const sbx_backend_options *o)
+static int d_open(const sbx_backend_options *o, void **state)
 {
 	_sbx_cleanup_free_ char *sock = NULL;
 	_cleanup_json_ json_t *info = NULL;

@@ -210,7 +210,7 @@ static int configure(struct e2b *e)
 	return rc;
 }
 
-static int e_open(void **state, const sbx_backend_options *o)
+static int e_open(const sbx_backend_options *o, void **state)
 {
 	struct e2b *e;
 	struct e2b_resp rs;

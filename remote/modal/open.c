@@ -58,7 +58,7 @@ static void m_free(void *state)
 	free(m);
 }
 
-static int m_open(void **state, const sbx_backend_options *opts)
+static int m_open(const sbx_backend_options *opts, void **state)
 {
 	Modal__Client__AppGetOrCreateRequest req = MODAL__CLIENT__APP_GET_OR_CREATE_REQUEST__INIT;
 	Modal__Client__AppGetOrCreateResponse *r;

@@ -1688,7 +1688,7 @@ static void test_e2b__files(void **state)
 	json_t *start;
 
 	(void)state;
-	assert_int_equal(ops->open(&st, NULL), 0);
+	assert_int_equal(ops->open(NULL, &st), 0);
 	assert_int_equal(sbx_policy_new(&pol), 0);
 	assert_int_equal(ops->open_box(st, sbx_sandbox_id(s), &box, pol, &tier), 0);
 
