@@ -1,6 +1,7 @@
 /*
  * cli/backend.c: opening the backend (docker unless --backend or
- * $SANDBOXIO_BACKEND names e2b or modal), and the default image.
+ * $SANDBOXIO_BACKEND names e2b or modal; cli_backend_name() of
+ * cli/options.c).
  *
  * Only creating a sandbox needs the sandbox init. The library finds it at
  * $SANDBOXIO_INIT, else in its install directory. An in-tree build has
@@ -15,11 +16,6 @@
  * --audit-log is the backend's audit_path, and $TRACEPARENT its traceparent
  * (the library reads the OTEL_* variables itself). Every backend but
  * doctor's is bound by the operator config (cli/config.c).
- *
- * The README's one command (`sandboxio run -- ...`) must work on a machine
- * where the default image was never built, so run, run-code and create build
- * the default image when it is missing. Any other image is never built or
- * pulled: create fails with the library's message saying how to get it.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -112,32 +108,4 @@ const char *cli_socket_path(const struct cli_opts *o)
 	if (env && *env)
 		return strncmp(env, "unix://", 7) == 0 ? env + 7 : env;
 	return "/var/run/docker.sock";
-}
-
-/* --backend, else $SANDBOXIO_BACKEND, else docker. */
-const char *cli_backend_name(const struct cli_opts *o)
-{
-	const char *env = getenv("SANDBOXIO_BACKEND");
-
-	if (o->backend)
-		return o->backend;
-	return env && *env ? env : CLI_BACKEND;
-}
-
-int cli_ensure_image(const struct cli_opts *o, sbx_backend *b, const char *ref)
-{
-	int rc;
-
-	/* Only the local engine builds images; a provider has its own. */
-	if (strcmp(sbx_backend_name(b), "docker") != 0 || strcmp(ref, CLI_DEFAULT_IMAGE) != 0)
-		return 0;
-	rc = sbx_backend_image_exists(b, ref);
-	if (rc < 0) {
-		cli_print_lib_error(o);
-		return CLI_EXIT_FAIL;
-	}
-	if (rc == 1)
-		return 0;
-	cli_warn("image %s is not present; building it first", ref);
-	return cli_image_build(o, b, ref);
 }

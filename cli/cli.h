@@ -106,6 +106,7 @@ int cli_build_policy(const struct cli_opts *o,
 		     sbx_policy **out,
 		     sbx_policy **effective);
 int cli_run_timeout(const struct cli_opts *o, uint64_t *ms);
+const char *cli_backend_name(const struct cli_opts *o);
 
 /* secret.c */
 int cli_secrets_load(struct cli_opts *o);
@@ -135,11 +136,10 @@ void cli_watch_stop(void);
 int cli_backend_options(const struct cli_opts *o, sbx_backend_options *bo, char *init, size_t size);
 int cli_backend_open(const struct cli_opts *o, const sbx_config *cfg, sbx_backend **out);
 const char *cli_socket_path(const struct cli_opts *o);
-const char *cli_backend_name(const struct cli_opts *o);
-int cli_ensure_image(const struct cli_opts *o, sbx_backend *b, const char *ref);
 
 /* image.c */
 int cli_image_build(const struct cli_opts *o, sbx_backend *b, const char *ref);
+int cli_ensure_image(const struct cli_opts *o, sbx_backend *b, const char *ref);
 int cmd_image_build(const struct cli_opts *o);
 
 /* run.c */

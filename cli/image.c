@@ -9,6 +9,11 @@
  * It is started with posix_spawn and an argv (no shell parses anything),
  * its output goes to our stderr (stdout is kept for --json), and the
  * temporary directory holding the tarball is removed on every path.
+ *
+ * The README's one command (`sandboxio run -- ...`) must work on a machine
+ * where the default image was never built, so run, run-code and create build
+ * the default image when it is missing. Any other image is never built or
+ * pulled: create fails with the library's message saying how to get it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -171,6 +176,24 @@ int cli_image_build(const struct cli_opts *o, sbx_backend *b, const char *ref)
 	}
 	cli_warn("imported %s", ref);
 	return 0;
+}
+
+int cli_ensure_image(const struct cli_opts *o, sbx_backend *b, const char *ref)
+{
+	int rc;
+
+	/* Only the local engine builds images; a provider has its own. */
+	if (strcmp(sbx_backend_name(b), "docker") != 0 || strcmp(ref, CLI_DEFAULT_IMAGE) != 0)
+		return 0;
+	rc = sbx_backend_image_exists(b, ref);
+	if (rc < 0) {
+		cli_print_lib_error(o);
+		return CLI_EXIT_FAIL;
+	}
+	if (rc == 1)
+		return 0;
+	cli_warn("image %s is not present; building it first", ref);
+	return cli_image_build(o, b, ref);
 }
 
 int cmd_image_build(const struct cli_opts *o)

@@ -379,6 +379,16 @@ void cli_opts_free(struct cli_opts *o)
 
 /* A plain decimal count such as "256" (pids, open files); range checks are
  * the setter's. */
+/* --backend, else $SANDBOXIO_BACKEND, else docker. */
+const char *cli_backend_name(const struct cli_opts *o)
+{
+	const char *env = getenv("SANDBOXIO_BACKEND");
+
+	if (o->backend)
+		return o->backend;
+	return env && *env ? env : CLI_BACKEND;
+}
+
 static int parse_count(const struct cli_opts *o, const char *opt, const char *text, int64_t *out)
 {
 	char *end;
