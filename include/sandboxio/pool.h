@@ -62,8 +62,9 @@ SBX_EXTERN int sbx_pool_options_init(sbx_pool_options *opts, unsigned int versio
  * (SBX_EINVALID): a pooled sandbox always has an owner.
  * @param[out] out written only on success.
  * Ownership: free with sbx_pool_free() before the backend.
- * Returns: 0, SBX_EINVALID, SBX_EVERSION, SBX_EDENIED, SBX_EUNSUPPORTED,
- * SBX_ENOMEM, SBX_ERROR (the thread could not be started).
+ * Returns: 0, SBX_EINVALID, SBX_EVERSION, SBX_ENOTFOUND (the docker
+ * backend's init binary), SBX_EDENIED, SBX_EUNSUPPORTED, SBX_ENOMEM,
+ * SBX_ERROR (the thread could not be started).
  */
 SBX_EXTERN int
 sbx_pool_new(sbx_pool **out, sbx_backend *b, const sbx_policy *p, const sbx_pool_options *opts);
@@ -106,7 +107,8 @@ SBX_EXTERN const sbx_policy *sbx_pool_policy(const sbx_pool *pool);
 /**
  * Stops the top-up thread and removes every idle sandbox; sandboxes already
  * taken are the caller's and are left alone. ^NULL is a harmless no-op.
- * Returns: 0, or the first removal's error (the reaper finds what is left).
+ * Returns: 0, or the first removal's error, as sbx_sandbox_close() (the
+ * reaper finds what is left).
  */
 SBX_EXTERN int sbx_pool_free(sbx_pool *pool);
 

@@ -96,7 +96,9 @@ SBX_EXTERN int sbx_backend_options_init(sbx_backend_options *opts, unsigned int 
  * @param[out] out written only on success.
  * Ownership: free with sbx_backend_free() after every sandbox is closed.
  * Returns: 0, SBX_EINVALID, SBX_EVERSION, SBX_EUNSUPPORTED (unknown name),
- * SBX_EDENIED, SBX_EUNAVAILABLE, SBX_EENGINE, SBX_ENOMEM.
+ * SBX_ENOTFOUND (the docker backend's init binary), SBX_EDENIED,
+ * SBX_EUNAVAILABLE, SBX_EENGINE, SBX_ETIMEOUT, SBX_ECANCELED, SBX_ETOOBIG,
+ * SBX_ENOMEM, SBX_ERROR.
  */
 SBX_EXTERN int
 sbx_backend_open(sbx_backend **out, const char *name, const sbx_backend_options *opts);
@@ -138,7 +140,8 @@ SBX_EXTERN uint64_t sbx_backend_spans_dropped(const sbx_backend *b);
  * until its deadline).
  * Returns: 0, SBX_EINVALID, SBX_EUNSUPPORTED, SBX_ENOTFOUND (image, or the
  * docker backend's init binary),
- * SBX_EDENIED, SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ETIMEOUT, SBX_ENOMEM.
+ * SBX_EDENIED, SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ETIMEOUT, SBX_ECANCELED,
+ * SBX_ETOOBIG, SBX_ENOMEM, SBX_ERROR.
  */
 SBX_EXTERN int sbx_sandbox_create(sbx_sandbox **out, sbx_backend *b, const sbx_policy *p);
 
@@ -148,7 +151,8 @@ SBX_EXTERN int sbx_sandbox_create(sbx_sandbox **out, sbx_backend *b, const sbx_p
  * SBX_ENOTFOUND. Runs use the limits recorded in its labels. ^Runs on such a
  * handle go through docker exec (sbx_result.path says so): only the handle
  * that created a sandbox holds its init's run channel.
- * Returns: 0, SBX_EINVALID, SBX_ENOTFOUND, SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ENOMEM.
+ * Returns: 0, SBX_EINVALID, SBX_ENOTFOUND, SBX_EDENIED, SBX_EENGINE,
+ * SBX_EUNAVAILABLE, SBX_ETIMEOUT, SBX_ECANCELED, SBX_ETOOBIG, SBX_ENOMEM, SBX_ERROR.
  */
 SBX_EXTERN int sbx_sandbox_open(sbx_sandbox **out, sbx_backend *b, const char *id);
 
@@ -162,7 +166,9 @@ SBX_EXTERN sbx_tier sbx_sandbox_tier(const sbx_sandbox *s);
  * Kills and removes the sandbox and everything created for it on the host,
  * then frees the handle. ^NULL is a harmless no-op. ^The handle is freed even
  * when removal fails; the error is returned and the reaper finds what is left.
- * Returns: 0, SBX_EENGINE, SBX_EUNAVAILABLE.
+ * Returns: 0, SBX_EINVALID, SBX_ENOTFOUND, SBX_EDENIED, SBX_EUNSUPPORTED,
+ * SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ETIMEOUT, SBX_ECANCELED, SBX_ETOOBIG,
+ * SBX_ENOMEM, SBX_ERROR.
  */
 SBX_EXTERN int sbx_sandbox_close(sbx_sandbox *s);
 
@@ -180,7 +186,8 @@ SBX_EXTERN const sbx_policy *sbx_sandbox_policy(const sbx_sandbox *s);
  * sbx_sandbox_run() on it: ^that run then returns promptly (with status
  * killed or an error) and later runs fail. The handle must still be closed.
  * This is how a caller cancels a run that prints nothing.
- * Returns: 0, SBX_EINVALID, SBX_EENGINE, SBX_EUNAVAILABLE.
+ * Returns: 0, SBX_EINVALID, SBX_ENOTFOUND, SBX_EDENIED, SBX_EENGINE,
+ * SBX_EUNAVAILABLE, SBX_ETIMEOUT, SBX_ECANCELED, SBX_ETOOBIG, SBX_ENOMEM.
  */
 SBX_EXTERN int sbx_sandbox_kill(sbx_sandbox *s);
 
@@ -306,9 +313,11 @@ SBX_EXTERN void sbx_result_free(sbx_result *r);
  * started returns 0 whatever its own status; the status is in the result.
  *
  * @param[out] out written only on success.
- * Returns: 0, SBX_EINVALID (empty argv, over 1 MiB of arguments), SBX_ECANCELED,
- * SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ETIMEOUT (the engine itself did not
- * answer by the deadline; the sandbox is then killed), SBX_ENOMEM.
+ * Returns: 0, SBX_EINVALID (empty argv, over 1 MiB of arguments), SBX_EVERSION
+ * (the options' version), SBX_EDENIED (a secret the config does not permit),
+ * SBX_ENOTFOUND, SBX_EUNSUPPORTED, SBX_ECANCELED, SBX_EENGINE,
+ * SBX_EUNAVAILABLE, SBX_ETIMEOUT (the engine itself did not answer by the
+ * deadline; the sandbox is then killed), SBX_ETOOBIG, SBX_ENOMEM, SBX_ERROR.
  */
 SBX_EXTERN int sbx_sandbox_run(sbx_result **out,
 			       sbx_sandbox *s,
@@ -334,7 +343,8 @@ SBX_EXTERN int sbx_sandbox_run_code(sbx_result **out,
  * permission bits. Files are moved through the sandbox's own process, so
  * the path must be writable by the sandbox user (under /workspace or /tmp).
  * Returns: 0, SBX_EINVALID, SBX_EDENIED, SBX_ENOTFOUND (no such directory),
- * SBX_ETOOBIG (no space left), SBX_EENGINE, SBX_ENOMEM.
+ * SBX_ETOOBIG (no space left), SBX_EUNSUPPORTED, SBX_EENGINE, SBX_EUNAVAILABLE,
+ * SBX_ETIMEOUT, SBX_ECANCELED, SBX_ENOMEM, SBX_ERROR.
  */
 SBX_EXTERN int sbx_sandbox_write_file(
 	sbx_sandbox *s, const char *path, const void *data, size_t len, unsigned int mode);
@@ -347,7 +357,9 @@ SBX_EXTERN int sbx_sandbox_write_file(
  * raw_output).
  * @param[out] out the bytes, NUL-terminated; free with sbx_free().
  * @param[out] len_out its length.
- * Returns: 0, SBX_EINVALID, SBX_ENOTFOUND, SBX_EDENIED, SBX_ETOOBIG, SBX_EENGINE, SBX_ENOMEM.
+ * Returns: 0, SBX_EINVALID, SBX_ENOTFOUND, SBX_EDENIED, SBX_ETOOBIG,
+ * SBX_EUNSUPPORTED, SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ETIMEOUT, SBX_ECANCELED,
+ * SBX_ENOMEM, SBX_ERROR.
  */
 SBX_EXTERN int
 sbx_sandbox_read_file(void **out, size_t *len_out, sbx_sandbox *s, const char *path, size_t max);
@@ -356,7 +368,9 @@ sbx_sandbox_read_file(void **out, size_t *len_out, sbx_sandbox *s, const char *p
 
 /**
  * Tells whether an image is present in the engine.
- * Returns: 1 present, 0 absent, or SBX_EINVALID, SBX_EENGINE, SBX_EUNAVAILABLE.
+ * Returns: 1 present, 0 absent, or SBX_EINVALID, SBX_EUNSUPPORTED (e2b and
+ * modal: their images are checked at create), SBX_EENGINE, SBX_EUNAVAILABLE,
+ * SBX_ETIMEOUT, SBX_ENOMEM.
  */
 SBX_EXTERN int sbx_backend_image_exists(sbx_backend *b, const char *ref);
 
@@ -364,7 +378,8 @@ SBX_EXTERN int sbx_backend_image_exists(sbx_backend *b, const char *ref);
  * Imports a root filesystem tarball as image ref (the Engine's image import;
  * no registry is involved), with the sandbox user (1000:1000) and /workspace
  * set in its config. Returns: 0, SBX_EINVALID, SBX_ENOTFOUND (no such file),
- * SBX_EENGINE, SBX_EUNAVAILABLE, SBX_EUNSUPPORTED (not the docker backend).
+ * SBX_EENGINE, SBX_EUNAVAILABLE, SBX_EUNSUPPORTED (not the docker backend),
+ * SBX_ETIMEOUT, SBX_ENOMEM.
  */
 SBX_EXTERN int sbx_backend_import_image(sbx_backend *b, const char *tar_path, const char *ref);
 
@@ -385,7 +400,8 @@ typedef int (*sbx_list_cb)(const sbx_sandbox_info *info, void *payload);
 /**
  * Lists this library's sandboxes (by label), of one tenant or all (NULL).
  * ^Containers not labelled as sandboxio's are never listed.
- * Returns: 0, SBX_EINVALID, SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ENOMEM.
+ * Returns: 0, SBX_EINVALID, SBX_ENOTFOUND, SBX_EDENIED, SBX_EENGINE,
+ * SBX_EUNAVAILABLE, SBX_ETIMEOUT, SBX_ECANCELED, SBX_ETOOBIG, SBX_ENOMEM.
  */
 SBX_EXTERN int sbx_backend_list(sbx_backend *b, const char *tenant, sbx_list_cb cb, void *payload);
 
@@ -430,7 +446,9 @@ typedef struct {
  * container that vanished between the list and the removal counts as
  * removed.
  * Returns: the number removed (or, in a dry run, that would be), or
- * SBX_EINVALID, SBX_EVERSION, SBX_EENGINE, SBX_EUNAVAILABLE.
+ * SBX_EINVALID, SBX_EVERSION, SBX_ENOTFOUND, SBX_EDENIED, SBX_EUNSUPPORTED,
+ * SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ETIMEOUT, SBX_ECANCELED, SBX_ETOOBIG,
+ * SBX_ENOMEM, SBX_ERROR.
  */
 SBX_EXTERN int
 sbx_backend_reap(sbx_backend *b, const sbx_reap_options *opts, sbx_reap_cb cb, void *payload);
