@@ -2,7 +2,8 @@
 #   make            library (.a and .so), the sandboxio CLI and sbx-init
 #   make test       unit tests and contract tests (contract tests need dockerd)
 #   make check      -Werror build, tests, the same under ASan+UBSan, headertest,
-#                   format check, layer check, ABI check, fuzz smoke run
+#                   format check, layer check, Returns lists check, ABI check,
+#                   fuzz smoke run
 #   make bench      benchmarks against named peers (needs dockerd)
 #   make fuzz       libFuzzer on every parser of outside bytes (clang;
 #                   FUZZ_TIME seconds each); make fuzz-smoke, a short
@@ -178,7 +179,12 @@ abi-check: $(B)/libsandboxio.so
 check-layers: all
 	scripts/check-layers.sh $(B)
 
-check: headertest format-check check-layers
+# Each public function's Returns list names exactly the codes its
+# implementation can return (the method is in the script).
+check-returns:
+	scripts/check-returns.sh
+
+check: headertest format-check check-layers check-returns
 	$(MAKE) test
 	$(MAKE) abi-check
 	$(MAKE) SAN=address,undefined test
@@ -266,5 +272,5 @@ clean:
 	rm -rf build
 
 .PHONY: all unit contract test headertest format format-check abi-check check bench fuzz fuzz-smoke \
-	install clean fresh-check
+	install clean fresh-check check-layers check-returns
 -include $(shell find build -name '*.d' 2>/dev/null)

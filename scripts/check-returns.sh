@@ -1,0 +1,285 @@
+#!/bin/sh
+# check-returns.sh: keeps the `Returns:` lists of the public headers true.
+#
+#   scripts/check-returns.sh        (make check-returns)
+#   SBX_WHY=sbx_sandbox_run:SBX_ETOOBIG scripts/check-returns.sh
+#                                   (the calls by which a code is reached)
+#
+# Every public function of include/sandboxio/*.h whose comment has a
+# "Returns:" list is held against the error codes its implementation can
+# produce: the SBX_E* codes (and SBX_ERROR) written in its body and in the
+# bodies of every function of the library it calls, transitively. The
+# call graph is read from the library's own sources (the folders of
+# LIB_SRC in the Makefile):
+#  - a name of a project function in a body is an edge, called or passed
+#    on as a callback;
+#  - a call through a struct member (`b->ops->create(...)`, `sink->open(`)
+#    is an edge to every function that some initializer or assignment of
+#    the project puts in a member of that name (`.create = docker_create`):
+#    the backend vtable and the sink interfaces, over every backend;
+#  - a code that is only compared (`== SBX_ENOTFOUND`, `case SBX_EINVALID:`)
+#    is not produced, and is not counted.
+# A list may say "as sbx_x()" or "sbx_x()'s errors": it then holds sbx_x's
+# list too. Each function whose list lacks a code the code can produce, or
+# names one it cannot, is printed with the codes; the exit status is 1
+# when there is any, 0 when there is none.
+#
+# The reading over-approximates (a code on a path the function cannot
+# take is still counted); ALLOW below holds the few such codes, each with
+# the reason, and is kept short.
+#
+# A small parser of the project's own C rather than ctags or cscope:
+# neither resolves a call through a vtable member, and the project's style
+# (one definition per top-level brace, no K&R definitions, no macros that
+# hide calls or braces) makes top-level braces enough to find every body.
+# Python as in scripts/check-layers.sh.
+set -eu
+cd "$(dirname "$0")/.."
+exec python3 - <<'EOF'
+import glob, os, re, sys
+
+LIB_DIRS = ["util", "core", "engine", "cgroups", "netpolicy", "remote", "remote/e2b",
+            "remote/modal", "backends"]
+HEADERS = sorted(glob.glob("include/sandboxio/*.h"))
+
+# Codes the reading finds but the function cannot return: (function, code): why.
+ALLOW = {
+    ("sbx_backend_image_exists", "SBX_ENOTFOUND"):
+        "d_image_exists() turns the Engine's SBX_ENOTFOUND into 0 (absent)",
+    ("sbx_sandbox_write_file", "SBX_EVERSION"):
+        "run_common() is given no run options, so load_run_options() has no version to refuse",
+    ("sbx_sandbox_read_file", "SBX_EVERSION"):
+        "run_common() is given no run options, so load_run_options() has no version to refuse",
+}
+# Functions that are started as threads (pthread_create): what they return
+# never reaches the caller of the function that starts them.
+THREADS = {
+    "topup_main": "the pool's top-up thread: its errors go to sbx_pool_stats.last_error",
+    "exporter": "the OTLP exporter's thread: export never fails a sandbox operation",
+}
+
+CODE_RE = re.compile(r"\bSBX_(?:E[A-Z]+|ERROR)\b")
+CODES = {"SBX_ERROR", "SBX_EINVALID", "SBX_ENOTFOUND", "SBX_EDENIED", "SBX_EENGINE",
+         "SBX_ETIMEOUT", "SBX_EUNSUPPORTED", "SBX_EVERSION", "SBX_ENOMEM",
+         "SBX_EUNAVAILABLE", "SBX_ECANCELED", "SBX_ETOOBIG"}
+IDENT_RE = re.compile(r"[A-Za-z_]\w*")
+KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else", "case",
+            "goto", "static", "const", "struct", "union", "enum", "typedef"}
+
+
+def strip(text):
+    """Comments, strings, character constants and preprocessor lines blanked
+    (newlines kept), so that braces and names are the code's own."""
+    out, i, n = [], 0, len(text)
+    line_start = True
+    while i < n:
+        c = text[i]
+        if line_start and c == "#":
+            # A directive, with its continuation lines.
+            while i < n and text[i] != "\n":
+                if text[i] == "\\" and i + 1 < n and text[i + 1] == "\n":
+                    i += 1
+                i += 1
+            continue
+        if c.isspace():
+            out.append(c)
+            if c == "\n":
+                line_start = True
+            i += 1
+            continue
+        line_start = False
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j) or " ")
+            i = j
+        elif text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                i += 1
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + c)
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+# Definitions: function name -> [(file, static, body)], and the bodies of
+# top-level initializers (the vtables), read only for their members.
+funcs, inits = {}, []
+for d in LIB_DIRS:
+    for f in sorted(glob.glob(d + "/*.c")):
+        with open(f, encoding="utf-8") as fh:
+            src = strip(fh.read())
+        depth, head_start, i = 0, 0, 0
+        while i < len(src):
+            c = src[i]
+            if c == "{" and depth == 0:
+                head = src[head_start:i]
+                j, depth = i + 1, 1
+                while j < len(src) and depth:
+                    depth += {"{": 1, "}": -1}.get(src[j], 0)
+                    j += 1
+                body = src[i:j]
+                m = re.search(r"(\w+)\s*\(([^()]|\([^()]*\))*\)\s*(__attribute__\s*\(\(.*\)\)\s*)?$",
+                              head.strip(), re.S)
+                if m and "=" not in head:
+                    funcs.setdefault(m.group(1), []).append((f, bool(re.search(r"\bstatic\b", head)), body))
+                else:
+                    inits.append((f, body))
+                i, head_start = j, j
+                continue
+            if c in ";}" and depth == 0:
+                head_start = i + 1
+            i += 1
+
+# Members that hold functions: `.name = fn` in initializers and bodies,
+# `->name = fn` / `.name = fn` in assignments.
+members = {}
+MEMBER_SET_RE = re.compile(r"(?:\.|->)\s*(\w+)\s*=\s*&?\s*(\w+)\s*[,;}\n]")
+for text in [b for _, b in inits] + [b for defs in funcs.values() for _, _, b in defs]:
+    for m in MEMBER_SET_RE.finditer(text):
+        if m.group(2) in funcs:
+            members.setdefault(m.group(1), set()).add(m.group(2))
+MEMBER_CALL_RE = re.compile(r"(?:\.|->)\s*(\w+)\s*\)?\s*\(")
+
+
+def node_id(name, f):
+    """The definition a use of name in file f means: the file's own, else
+    the project's one non-static definition."""
+    defs = funcs.get(name, ())
+    for df, st, _ in defs:
+        if df == f:
+            return (name, df)
+    for df, st, _ in defs:
+        if not st:
+            return (name, df)
+    return None
+
+
+edges, codes = {}, {}
+for name, defs in funcs.items():
+    for f, st, body in defs:
+        me = (name, f)
+        out = set()
+        for m in IDENT_RE.finditer(body):
+            w = m.group(0)
+            if w in funcs and w not in KEYWORDS and w not in THREADS:
+                before = body[:m.start()].rstrip()
+                if before.endswith(".") or before.endswith("->"):
+                    continue  # a member of the same name, not the function
+                t = node_id(w, f)
+                if t and t != me:
+                    out.add(t)
+        for m in MEMBER_CALL_RE.finditer(body):
+            for fn in members.get(m.group(1), ()):
+                for df, _, _ in funcs[fn]:
+                    out.add((fn, df))
+        edges[me] = out
+        got = set()
+        for m in CODE_RE.finditer(body):
+            before = body[:m.start()].rstrip()
+            if before.endswith("==") or before.endswith("!=") or re.search(r"\bcase$", before):
+                continue
+            got.add(m.group(0))
+        codes[me] = got & CODES
+
+
+def reach(start):
+    seen, todo = {start}, [start]
+    while todo:
+        v = todo.pop()
+        for w in edges.get(v, ()):
+            if w not in seen:
+                seen.add(w)
+                todo.append(w)
+    return seen
+
+
+# The headers' lists.
+DOC_RE = re.compile(r"/\*\*(.*?)\*/\s*SBX_EXTERN\b([^;]*?)(\w+)\s*\(", re.S)
+listed, refs, where = {}, {}, {}
+for h in HEADERS:
+    with open(h, encoding="utf-8") as fh:
+        text = fh.read()
+    for m in DOC_RE.finditer(text):
+        doc, fn = m.group(1), m.group(3)
+        if "/**" in doc:
+            doc = doc[doc.rindex("/**") + 3:]
+        r = re.search(r"Returns:(.*)", doc, re.S)
+        if not r:
+            continue
+        ret = r.group(1)
+        listed[fn] = set(CODE_RE.findall(ret)) & CODES
+        refs[fn] = set(re.findall(r"\b(sbx_\w+)\(\)", ret)) - {fn}
+        where[fn] = "%s:%d" % (h, text.count("\n", 0, m.start(3)) + 1)
+
+
+def full_list(fn, seen=()):
+    out = set(listed[fn])
+    for r in refs[fn]:
+        if r in listed and r not in seen:
+            out |= full_list(r, seen + (fn,))
+    return out
+
+
+def why(fn, code):
+    """The chain of calls from fn to a body that writes code (SBX_WHY)."""
+    start = node_id(fn, None)
+    prev, todo = {start: None}, [start]
+    while todo:
+        v = todo.pop(0)
+        if code in codes.get(v, ()):
+            chain = []
+            while v:
+                chain.append("%s (%s)" % v)
+                v = prev[v]
+            return " <- ".join(chain)
+        for w in sorted(edges.get(v, ())):
+            if w not in prev:
+                prev[w] = v
+                todo.append(w)
+    return "no path"
+
+
+# SBX_WHY=function:CODE prints where the reading finds the code.
+if os.environ.get("SBX_WHY"):
+    fn, code = os.environ["SBX_WHY"].split(":")
+    print(why(fn, code))
+    for v in sorted(reach(node_id(fn, None))):
+        if code in codes.get(v, ()):
+            print("  written in %s (%s)" % v)
+    sys.exit(0)
+
+bad = []
+for fn in sorted(listed):
+    start = node_id(fn, None)
+    if start is None:
+        bad.append("%s: %s has a Returns list but no definition in the library" % (where[fn], fn))
+        continue
+    found = set()
+    for v in reach(start):
+        found |= codes.get(v, set())
+    found -= {c for (f, c) in ALLOW if f == fn}
+    doc = full_list(fn)
+    missing, extra = sorted(found - doc), sorted(doc - found)
+    if missing:
+        bad.append("%s: %s can return %s, not in its Returns list" % (where[fn], fn, ", ".join(missing)))
+    if extra:
+        bad.append("%s: %s never returns %s, yet its Returns list names it" % (where[fn], fn, ", ".join(extra)))
+for (fn, c) in sorted(ALLOW):
+    if fn not in listed:
+        bad.append("check-returns: ALLOW names %s, which has no Returns list" % fn)
+
+if bad:
+    print("check-returns: %d public function(s) whose Returns list is not what the code returns:"
+          % len(bad), file=sys.stderr)
+    for b in bad:
+        print("  " + b, file=sys.stderr)
+    sys.exit(1)
+print("check-returns: %d Returns lists name exactly the codes their functions return" % len(listed))
+EOF
