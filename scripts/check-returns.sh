@@ -17,6 +17,9 @@
 #    is an edge to every function that some initializer or assignment of
 #    the project puts in a member of that name (`.create = docker_create`):
 #    the backend vtable and the sink interfaces, over every backend;
+#  - a call that is a statement of its own, its value thrown away
+#    (`f(x);`, `(void)f(x);`), passes no code on: neither it nor what its
+#    arguments name is an edge;
 #  - a code that is only compared (`== SBX_ENOTFOUND`, `case SBX_EINVALID:`)
 #    is not produced, and is not counted.
 # A list may say "as sbx_x()" or "sbx_x()'s errors": it then holds sbx_x's
@@ -161,21 +164,73 @@ def node_id(name, f):
     return None
 
 
+def discarded(body, start, end):
+    """When the call whose callee spans body[start:end] is a statement of
+    its own whose value is thrown away (`f(x);`, `(void)f(x);`,
+    `if (c) f(x);`), the end of its arguments, else None. Its code, and
+    those of the callbacks it is given, never reach the caller (the open's
+    best-effort reap)."""
+    i = end
+    while i < len(body) and body[i].isspace():
+        i += 1
+    if i >= len(body) or body[i] != "(":
+        return False
+    depth = 0
+    while i < len(body):
+        depth += {"(": 1, ")": -1}.get(body[i], 0)
+        i += 1
+        if depth == 0:
+            break
+    if body[i:].lstrip()[:1] != ";":
+        return None
+    stop = i
+    before = body[:start].rstrip()
+    if not before or before[-1] in ";{}" or re.search(r"\belse$", before):
+        return stop
+    if before[-1] != ")":
+        return None
+    # A cast to void, or the head of an if, while or for.
+    depth, j = 0, len(before) - 1
+    while j >= 0:
+        depth += {")": 1, "(": -1}.get(before[j], 0)
+        if depth == 0:
+            break
+        j -= 1
+    if re.fullmatch(r"\(\s*void\s*\)", before[j:]) or re.search(r"\b(if|while|for)\s*$",
+                                                                    before[:j]):
+        return stop
+    return None
+
+
 edges, codes = {}, {}
 for name, defs in funcs.items():
     for f, st, body in defs:
         me = (name, f)
         out = set()
+        # The spans of the calls whose value is thrown away.
+        spans = []
+        for m in list(IDENT_RE.finditer(body)) + list(MEMBER_CALL_RE.finditer(body)):
+            start = m.start()
+            while start > 0 and re.match(r"[\w.>-]", body[start - 1]):
+                start -= 1
+            end = m.end() - 1 if body[m.end() - 1] == "(" else m.end()
+            stop = discarded(body, start, end)
+            if stop is not None:
+                spans.append((start, stop))
         for m in IDENT_RE.finditer(body):
             w = m.group(0)
             if w in funcs and w not in KEYWORDS and w not in THREADS:
                 before = body[:m.start()].rstrip()
                 if before.endswith(".") or before.endswith("->"):
                     continue  # a member of the same name, not the function
+                if any(a <= m.start() < b for a, b in spans):
+                    continue
                 t = node_id(w, f)
                 if t and t != me:
                     out.add(t)
         for m in MEMBER_CALL_RE.finditer(body):
+            if any(a <= m.start() < b for a, b in spans):
+                continue
             for fn in members.get(m.group(1), ()):
                 for df, _, _ in funcs[fn]:
                     out.add((fn, df))

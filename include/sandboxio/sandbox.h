@@ -98,7 +98,7 @@ SBX_EXTERN int sbx_backend_options_init(sbx_backend_options *opts, unsigned int 
  * Returns: 0, SBX_EINVALID, SBX_EVERSION, SBX_EUNSUPPORTED (unknown name),
  * SBX_ENOTFOUND (the docker backend's init binary), SBX_EDENIED,
  * SBX_EUNAVAILABLE, SBX_EENGINE, SBX_ETIMEOUT, SBX_ECANCELED, SBX_ETOOBIG,
- * SBX_ENOMEM, SBX_ERROR.
+ * SBX_ENOMEM.
  */
 SBX_EXTERN int
 sbx_backend_open(sbx_backend **out, const char *name, const sbx_backend_options *opts);
