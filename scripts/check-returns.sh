@@ -5,10 +5,12 @@
 #   SBX_WHY=sbx_sandbox_run:SBX_ETOOBIG scripts/check-returns.sh
 #                                   (the calls by which a code is reached)
 #
-# Every public function of include/sandboxio/*.h whose comment has a
-# "Returns:" list is held against the error codes its implementation can
-# produce: the SBX_E* codes (and SBX_ERROR) written in its body and in the
-# bodies of every function of the library it calls, transitively. The
+# Every public function of include/sandboxio/*.h that returns int has a
+# "Returns:" list in its comment (NO_LIST below names the one yes/no
+# reading that needs none), and each list is held against the error codes
+# its implementation can produce: the SBX_E* codes (and SBX_ERROR) written
+# in its body and in the bodies of every function of the library it
+# calls, transitively. The
 # call graph is read from the library's own sources (the folders of
 # LIB_SRC in the Makefile):
 #  - a name of a project function in a body is an edge, called or passed
@@ -33,8 +35,9 @@
 #
 # A small parser of the project's own C rather than ctags or cscope:
 # neither resolves a call through a vtable member, and the project's style
-# (one definition per top-level brace, no K&R definitions, no macros that
-# hide calls or braces) makes top-level braces enough to find every body.
+# (one definition per top-level brace, no K&R definitions, no macro that
+# hides a brace) makes top-level braces enough to find every body; a use
+# of one of the library's function-like macros reads as its text.
 # Python as in scripts/check-layers.sh.
 set -eu
 cd "$(dirname "$0")/.."
@@ -53,6 +56,10 @@ ALLOW = {
         "run_common() is given no run options, so load_run_options() has no version to refuse",
     ("sbx_sandbox_read_file", "SBX_EVERSION"):
         "run_common() is given no run options, so load_run_options() has no version to refuse",
+}
+# Public functions that return int without a Returns list: why.
+NO_LIST = {
+    "sbx_policy_detached": "a yes/no reading of the policy that cannot fail",
 }
 # Functions that are started as threads (pthread_create): what they return
 # never reaches the caller of the function that starts them.
@@ -113,6 +120,16 @@ def strip(text):
 
 # Definitions: function name -> [(file, static, body)], and the bodies of
 # top-level initializers (the vtables), read only for their members.
+# Function-like macros of the library (SBX_MODAL_UNPACK records an error):
+# a use of one in a body reads as its replacement text.
+macros = {}
+DEFINE_RE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
+for d in LIB_DIRS:
+    for f in sorted(glob.glob(d + "/*.[ch]")):
+        with open(f, encoding="utf-8") as fh:
+            for m in DEFINE_RE.finditer(fh.read()):
+                macros[m.group(1)] = strip(m.group(3).replace("\\\n", "\n"))
+
 funcs, inits = {}, []
 for d in LIB_DIRS:
     for f in sorted(glob.glob(d + "/*.c")):
@@ -234,10 +251,17 @@ for name, defs in funcs.items():
             for fn in members.get(m.group(1), ()):
                 for df, _, _ in funcs[fn]:
                     out.add((fn, df))
+        used = {m.group(0) for m in IDENT_RE.finditer(body)} & set(macros)
+        text = body + "".join("\n" + macros[u] for u in sorted(used))
+        for u in sorted(used):
+            for m in IDENT_RE.finditer(macros[u]):
+                t = node_id(m.group(0), f) if m.group(0) in funcs else None
+                if t and t != me:
+                    out.add(t)
         edges[me] = out
         got = set()
-        for m in CODE_RE.finditer(body):
-            before = body[:m.start()].rstrip()
+        for m in CODE_RE.finditer(text):
+            before = text[:m.start()].rstrip()
             if before.endswith("==") or before.endswith("!=") or re.search(r"\bcase$", before):
                 continue
             got.add(m.group(0))
@@ -256,17 +280,19 @@ def reach(start):
 
 
 # The headers' lists.
-DOC_RE = re.compile(r"/\*\*(.*?)\*/\s*SBX_EXTERN\b([^;]*?)(\w+)\s*\(", re.S)
+DECL_RE = re.compile(r"(?:/\*\*((?:(?!\*/).)*)\*/\s*)?SBX_EXTERN\s+([^;(]*?)\b(\w+)\s*\(", re.S)
 listed, refs, where = {}, {}, {}
+bad = []
 for h in HEADERS:
     with open(h, encoding="utf-8") as fh:
         text = fh.read()
-    for m in DOC_RE.finditer(text):
-        doc, fn = m.group(1), m.group(3)
-        if "/**" in doc:
-            doc = doc[doc.rindex("/**") + 3:]
+    for m in DECL_RE.finditer(text):
+        doc, ret_type, fn = m.group(1) or "", m.group(2).split(), m.group(3)
         r = re.search(r"Returns:(.*)", doc, re.S)
         if not r:
+            if ret_type == ["int"] and fn not in NO_LIST:
+                bad.append("%s:%d: %s returns int but has no Returns list"
+                           % (h, text.count("\n", 0, m.start(3)) + 1, fn))
             continue
         ret = r.group(1)
         listed[fn] = set(CODE_RE.findall(ret)) & CODES
@@ -310,7 +336,6 @@ if os.environ.get("SBX_WHY"):
             print("  written in %s (%s)" % v)
     sys.exit(0)
 
-bad = []
 for fn in sorted(listed):
     start = node_id(fn, None)
     if start is None:
@@ -326,6 +351,9 @@ for fn in sorted(listed):
         bad.append("%s: %s can return %s, not in its Returns list" % (where[fn], fn, ", ".join(missing)))
     if extra:
         bad.append("%s: %s never returns %s, yet its Returns list names it" % (where[fn], fn, ", ".join(extra)))
+for fn in sorted(NO_LIST):
+    if fn in listed:
+        bad.append("check-returns: NO_LIST names %s, which has a Returns list" % fn)
 for (fn, c) in sorted(ALLOW):
     if fn not in listed:
         bad.append("check-returns: ALLOW names %s, which has no Returns list" % fn)

@@ -213,6 +213,7 @@ SBX_EXTERN int sbx_policy_allow_cidr(sbx_policy *p, const char *cidr, uint16_t p
 /**
  * As sbx_policy_allow_host(), from "NAME[:PORT]" (the CLI's --allow-host).
  * ^A port that is 0, not decimal or above 65535 is refused.
+ * Returns: as sbx_policy_allow_host().
  */
 SBX_EXTERN int sbx_policy_allow_host_spec(sbx_policy *p, const char *spec);
 
@@ -221,6 +222,7 @@ SBX_EXTERN int sbx_policy_allow_host_spec(sbx_policy *p, const char *spec);
  * "198.51.100.0/24", "198.51.100.0/24:443", "198.51.100.7:443",
  * "2001:db8::/32:443", "[2001:db8::1]:443", "2001:db8::1".
  * ^A port that is 0, not decimal or above 65535 is refused.
+ * Returns: as sbx_policy_allow_cidr().
  */
 SBX_EXTERN int sbx_policy_allow_cidr_spec(sbx_policy *p, const char *spec);
 
