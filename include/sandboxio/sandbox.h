@@ -22,6 +22,81 @@ typedef struct sbx_sandbox sbx_sandbox;
 
 /* ===== Backends ===== */
 
+/*
+ * The environment. The library reads these variables with secure_getenv(),
+ * so a setuid or setgid program reads none of them, and an empty value
+ * counts as unset. Each is read when it is used: at sbx_backend_open(),
+ * and SANDBOXIO_CONFIG when a config is loaded.
+ *
+ * docker:
+ *   DOCKER_HOST           the Engine's socket when opts->socket_path is
+ *                         NULL. Only unix://PATH is taken: another scheme
+ *                         (tcp://, ssh://) refuses the open with
+ *                         SBX_EUNSUPPORTED.
+ *   SANDBOXIO_INIT        the sbx-init binary when opts->init_path is NULL.
+ *   SANDBOXIO_HOSTS_FILE  the hosts file that resolves allowlist names when
+ *                         opts->hosts_file is NULL.
+ *                         ^When opts->config is bound by a system config
+ *                         file (sandboxio/config.h), SANDBOXIO_INIT and
+ *                         SANDBOXIO_HOSTS_FILE refuse the open with
+ *                         SBX_EDENIED (unset them): the installed init, and
+ *                         the config's hosts file or the host's resolver,
+ *                         are then the only ones.
+ * e2b:
+ *   E2B_API_KEY           the API key. ^Unset, it refuses the open with
+ *                         SBX_EDENIED. A key with a space, a control or
+ *                         non-ASCII byte, or over 512 bytes is SBX_EINVALID.
+ *   E2B_DOMAIN            the domain of the API and of the sandboxes
+ *                         (default "e2b.app"); not a domain name:
+ *                         SBX_EINVALID.
+ *   E2B_API_URL           the API's base URL, instead of https://api.DOMAIN.
+ *   E2B_SANDBOX_URL       one base URL for every sandbox's envd, instead of
+ *                         https://49983-ID.DOMAIN (a local server; each
+ *                         request then names its sandbox in headers).
+ *                         ^Both URLs must be https://, or http:// to a
+ *                         loopback host, with no user, query or fragment:
+ *                         else SBX_EINVALID.
+ *   E2B_TEMPLATE          the template of a sandbox whose policy names no
+ *                         image (default "base"); not a template name or
+ *                         id: SBX_EINVALID.
+ * modal:
+ *   MODAL_TOKEN_ID, MODAL_TOKEN_SECRET
+ *                         the token pair; ^unless both are set the open is
+ *                         refused with SBX_EDENIED.
+ *   MODAL_SERVER_URL      the API (default https://api.modal.com:443);
+ *                         ^http:// is refused with SBX_EINVALID unless the
+ *                         host is loopback.
+ *   MODAL_ENVIRONMENT     the Modal environment (default: the account's).
+ *   MODAL_MAX_THROTTLE_WAIT
+ *                         seconds a server's throttle may delay one call
+ *                         (default 60, at most 86400); 0: never wait, the
+ *                         call fails. A value that is not a decimal number
+ *                         is ignored.
+ * every backend (docs/tracing.md):
+ *   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT
+ *                         where spans go; ^without one (an http:// or
+ *                         https:// URL) there are no spans.
+ *   OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TRACES_HEADERS,
+ *   OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT,
+ *   OTEL_SERVICE_NAME, OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER
+ *                         the export's headers (redacted from every record),
+ *                         its deadline, the service name, and off switches.
+ *                         ^A malformed value turns tracing off or is
+ *                         skipped; it never fails an operation.
+ *                         OTEL_EXPORTER_OTLP_PROTOCOL is ignored: the body
+ *                         is always JSON.
+ * SANDBOXIO_CONFIG        the operator config of sbx_config_load() and
+ *                         sbx_config_load_narrowed() when they are given no
+ *                         path (sandboxio/config.h).
+ *
+ * The library reads no other variable. TRACEPARENT is not read: a caller
+ * passes its value as opts->traceparent (the sandboxio command does), and
+ * SANDBOXIO_BACKEND is the command's, never the library's. libcurl reads its
+ * own proxy variables (https_proxy, ALL_PROXY and the like): e2b's and the
+ * exporter's connections to a host other than loopback, and modal's
+ * https:// ones, may go through such a proxy.
+ */
+
 /**
  * Receives one audit event (docs/audit.md): a JSON object on one line,
  * without the newline, already redacted. Called on the thread of the
@@ -85,7 +160,19 @@ typedef struct {
 SBX_EXTERN int sbx_backend_options_init(sbx_backend_options *opts, unsigned int version);
 
 /**
- * Opens a backend by name: "docker" (NULL means "docker").
+ * Opens a backend by name: "docker" (NULL means "docker"), "e2b" or
+ * "modal"; ^another name is SBX_EUNSUPPORTED, with a message listing the
+ * names this build has. What each needs (the environment above):
+ *  - "docker": the local Docker Engine over its unix socket, and, to
+ *    create, the sandbox init (sbx-init); images are local
+ *    (sbx_backend_import_image()); tier container, or gvisor where the
+ *    engine has runsc.
+ *  - "e2b": E2B's API and each sandbox's envd over HTTPS, with
+ *    E2B_API_KEY; the policy's image names a template; tier microvm.
+ *  - "modal": Modal's gRPC API, with MODAL_TOKEN_ID and
+ *    MODAL_TOKEN_SECRET; the policy's image is a registry tag; tier gvisor.
+ * opts->socket_path, init_path and hosts_file are docker's; e2b and modal
+ * do not read them. docs/backends.md maps every policy field on each.
  *
  * ^Checks that the engine answers; a daemon that is down or a wrong socket
  * path gives SBX_EUNAVAILABLE with a message naming the socket. ^Then reaps
