@@ -44,6 +44,7 @@ cd "$(dirname "$0")/.."
 exec python3 - <<'EOF'
 import glob, os, re, sys
 
+# The library's folders, as LIB_SRC of the Makefile.
 LIB_DIRS = ["util", "core", "engine", "cgroups", "netpolicy", "remote", "remote/e2b",
             "remote/modal", "backends"]
 HEADERS = sorted(glob.glob("include/sandboxio/*.h"))
@@ -119,8 +120,6 @@ def strip(text):
     return "".join(out)
 
 
-# Definitions: function name -> [(file, static, body)], and the bodies of
-# top-level initializers (the vtables), read only for their members.
 # Function-like macros of the library (SBX_MODAL_UNPACK records an error):
 # a use of one in a body reads as its replacement text.
 macros = {}
@@ -131,6 +130,8 @@ for d in LIB_DIRS:
             for m in DEFINE_RE.finditer(fh.read()):
                 macros[m.group(1)] = strip(m.group(3).replace("\\\n", "\n"))
 
+# Definitions: function name -> [(file, static, body)], and the bodies of
+# top-level initializers (the vtables), read only for their members.
 funcs, inits = {}, []
 for d in LIB_DIRS:
     for f in sorted(glob.glob(d + "/*.c")):
