@@ -22,7 +22,7 @@ enum sbx__origin {
 /* Filled by sbx__config_merge() for sbx_config_describe(). */
 struct sbx__config_origins {
 	enum sbx__origin timeout[SBX_TIMEOUT_SANDBOX + 1];
-	enum sbx__origin limit[SBX_LIMIT_OUTPUT + 1];
+	enum sbx__origin limit[SBX__LIMIT_N];
 	enum sbx__origin image;
 	enum sbx__origin tenant;
 	enum sbx__origin min_tier;

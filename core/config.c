@@ -32,11 +32,12 @@
 #include <sandboxio/config.h>
 
 #include "core/config-int.h"
+#include "core/limit-kinds.h"
 #include "util/cleanup.h"
 #include "util/error-int.h"
 
-#define NSLOT (SBX_LIMIT_OUTPUT + 1) /* slot 0: timeout; 1..6: sbx_limit_kind */
-#define MAX_LIST 1024		     /* entries per list (images, cidrs, hosts) */
+#define NSLOT SBX__LIMIT_N /* slot 0: timeout; then each sbx_limit_kind */
+#define MAX_LIST 1024	   /* entries per list (images, cidrs, hosts) */
 
 struct cidr {
 	int family;
@@ -87,51 +88,52 @@ enum { FROM_SYSTEM = 0, FROM_NARROW = 1 };
 /* The built-in config: every field zero. */
 static const struct sbx_config builtin_config;
 
-static const char *const slot_names[NSLOT] = {
-	[0] = "timeout",
-	[SBX_LIMIT_CPU_MILLI] = "cpus",
-	[SBX_LIMIT_MEMORY] = "memory",
-	[SBX_LIMIT_PIDS] = "pids",
-	[SBX_LIMIT_DISK] = "disk",
-	[SBX_LIMIT_NOFILE] = "nofile",
-	[SBX_LIMIT_OUTPUT] = "output",
-};
+/* A slot's name, built-in default, floor and ceiling, in the policy's units. */
+static const char *slot_name(int slot)
+{
+	return slot ? sbx__limit_kinds[slot].key : "timeout";
+}
 
-/* Built-in default, floor and ceiling per slot, in the policy's units. */
-static const struct {
-	int64_t def, min, max;
-} slot_range[NSLOT] = {
-	[0] = {SBX_DEFAULT_TIMEOUT_MS, 1, SBX_MAX_TIMEOUT_MS},
-	[SBX_LIMIT_CPU_MILLI] = {SBX_DEFAULT_CPU_MILLI, SBX_MIN_CPU_MILLI, SBX_MAX_CPU_MILLI},
-	[SBX_LIMIT_MEMORY] = {SBX_DEFAULT_MEMORY, SBX_MIN_MEMORY, SBX_MAX_MEMORY},
-	[SBX_LIMIT_PIDS] = {SBX_DEFAULT_PIDS, SBX_MIN_PIDS, SBX_MAX_PIDS},
-	[SBX_LIMIT_DISK] = {SBX_DEFAULT_DISK, SBX_MIN_DISK, SBX_MAX_DISK},
-	[SBX_LIMIT_NOFILE] = {SBX_DEFAULT_NOFILE, SBX_MIN_NOFILE, SBX_MAX_NOFILE},
-	[SBX_LIMIT_OUTPUT] = {SBX_DEFAULT_OUTPUT, SBX_MIN_OUTPUT, SBX_MAX_OUTPUT},
-};
+static int64_t slot_def(int slot)
+{
+	return slot ? sbx__limit_kinds[slot].def : SBX_DEFAULT_TIMEOUT_MS;
+}
+
+static int64_t slot_min(int slot)
+{
+	return slot ? sbx__limit_kinds[slot].min : 1;
+}
+
+static int64_t slot_max(int slot)
+{
+	return slot ? sbx__limit_kinds[slot].max : SBX_MAX_TIMEOUT_MS;
+}
 
 static const char *const known_backends[] = {"docker", "e2b", "modal"};
+
+/* The keys of each limit kind, from core/limit-kinds.h. */
+#define CFG_TYPE_MILLI SBX__CFG_CPUS
+#define CFG_TYPE_SIZE SBX__CFG_SIZE
+#define CFG_TYPE_COUNT SBX__CFG_COUNT
+#define DEFAULT_KEY(ID, name, key, label, audit, span, option, unit, ddoc, cdoc)                   \
+	{"defaults." key, CFG_TYPE_##unit, 0, SBX_LIMIT_##ID, ddoc},
+#define CEILING_KEY(ID, name, key, label, audit, span, option, unit, ddoc, cdoc)                   \
+	{"ceilings." key, CFG_TYPE_##unit, 1, SBX_LIMIT_##ID, cdoc},
 
 const struct sbx__config_key sbx__config_keys[] = {
 	{"defaults", SBX__CFG_OBJECT, 0, 0, "values for what a call does not set"},
 	{"defaults.timeout", SBX__CFG_SECONDS, 0, 0,
 	 "seconds; every deadline: create, each run, the sandbox's life"},
-	{"defaults.cpus", SBX__CFG_CPUS, 0, SBX_LIMIT_CPU_MILLI, "cores, to 0.001"},
-	{"defaults.memory", SBX__CFG_SIZE, 0, SBX_LIMIT_MEMORY, "size; swap is set equal"},
-	{"defaults.pids", SBX__CFG_COUNT, 0, SBX_LIMIT_PIDS, "processes and threads"},
-	{"defaults.disk", SBX__CFG_SIZE, 0, SBX_LIMIT_DISK, "size of the writable space"},
-	{"defaults.nofile", SBX__CFG_COUNT, 0, SBX_LIMIT_NOFILE, "open files per process"},
-	{"defaults.output", SBX__CFG_SIZE, 0, SBX_LIMIT_OUTPUT, "captured bytes per stream"},
+	/* clang-format off */
+	SBX__LIMIT_KINDS(DEFAULT_KEY)
 	{"defaults.image", SBX__CFG_IMAGE, 0, 0, "image reference"},
+	/* clang-format on */
 	{"ceilings", SBX__CFG_OBJECT, 1, 0, "the most a call may ask for"},
 	{"ceilings.timeout", SBX__CFG_SECONDS, 1, 0, "seconds; bounds every deadline"},
-	{"ceilings.cpus", SBX__CFG_CPUS, 1, SBX_LIMIT_CPU_MILLI, "cores"},
-	{"ceilings.memory", SBX__CFG_SIZE, 1, SBX_LIMIT_MEMORY, "size"},
-	{"ceilings.pids", SBX__CFG_COUNT, 1, SBX_LIMIT_PIDS, "count"},
-	{"ceilings.disk", SBX__CFG_SIZE, 1, SBX_LIMIT_DISK, "size"},
-	{"ceilings.nofile", SBX__CFG_COUNT, 1, SBX_LIMIT_NOFILE, "count"},
-	{"ceilings.output", SBX__CFG_SIZE, 1, SBX_LIMIT_OUTPUT, "size, per stream per run"},
+	/* clang-format off */
+	SBX__LIMIT_KINDS(CEILING_KEY)
 	{"images", SBX__CFG_IMAGES, 0, 0, "permitted image references or sha256 digests"},
+	/* clang-format on */
 	{"egress", SBX__CFG_OBJECT, 0, 0, "what any allowlist must stay inside"},
 	{"egress.cidrs", SBX__CFG_CIDRS, 0, 0, "permitted prefixes"},
 	{"egress.hosts", SBX__CFG_HOSTS, 0, 0, "permitted host names"},
@@ -186,20 +188,20 @@ static const char *fmt_slot(char *buf, size_t n, int slot, int64_t v)
 {
 	char t[32];
 
-	switch (slot) {
-	case 0:
+	if (slot == 0) {
 		snprintf(buf, n, "%s s", fmt_milli(t, sizeof(t), v));
 		return buf;
-	case SBX_LIMIT_CPU_MILLI:
-		return fmt_milli(buf, n, v);
-	case SBX_LIMIT_MEMORY:
-	case SBX_LIMIT_DISK:
-	case SBX_LIMIT_OUTPUT:
-		return fmt_size(buf, n, v);
-	default:
-		snprintf(buf, n, "%lld", (long long)v);
-		return buf;
 	}
+	switch (sbx__limit_kinds[slot].unit) {
+	case SBX__LIMIT_UNIT_MILLI:
+		return fmt_milli(buf, n, v);
+	case SBX__LIMIT_UNIT_SIZE:
+		return fmt_size(buf, n, v);
+	case SBX__LIMIT_UNIT_COUNT:
+		break;
+	}
+	snprintf(buf, n, "%lld", (long long)v);
+	return buf;
 }
 
 static const char *source_name(const sbx_config *c)
@@ -379,11 +381,11 @@ static int read_bound(const struct parse *ps, const struct sbx__config_key *k, j
 	case SBX__CFG_PATH:
 		return perr(ps, k->path, "not a bound");
 	}
-	if (val < slot_range[slot].min || val > slot_range[slot].max)
+	if (val < slot_min(slot) || val > slot_max(slot))
 		return perr(ps, k->path, "%s is outside the built-in range [%s, %s]",
 			    fmt_slot(got, sizeof(got), slot, val),
-			    fmt_slot(lo, sizeof(lo), slot, slot_range[slot].min),
-			    fmt_slot(hi, sizeof(hi), slot, slot_range[slot].max));
+			    fmt_slot(lo, sizeof(lo), slot, slot_min(slot)),
+			    fmt_slot(hi, sizeof(hi), slot, slot_max(slot)));
 	ps->c->bound[k->which][slot] = val;
 	return 0;
 }
@@ -759,20 +761,20 @@ static int check_whole(const struct parse *ps)
 	char a[32], b[32], key[32];
 
 	for (int s = 0; s < NSLOT; s++) {
-		int64_t def = c->bound[0][s] ? c->bound[0][s] : slot_range[s].def;
-		int64_t ceil = c->bound[1][s] ? c->bound[1][s] : slot_range[s].max;
+		int64_t def = c->bound[0][s] ? c->bound[0][s] : slot_def(s);
+		int64_t ceil = c->bound[1][s] ? c->bound[1][s] : slot_max(s);
 
 		if (def <= ceil)
 			continue;
-		snprintf(key, sizeof(key), "defaults.%s", slot_names[s]);
+		snprintf(key, sizeof(key), "defaults.%s", slot_name(s));
 		if (c->bound[0][s])
 			return perr(ps, key, "%s is above ceilings.%s (%s)",
-				    fmt_slot(a, sizeof(a), s, def), slot_names[s],
+				    fmt_slot(a, sizeof(a), s, def), slot_name(s),
 				    fmt_slot(b, sizeof(b), s, ceil));
 		return perr(ps, key,
 			    "the built-in default %s is above ceilings.%s (%s); set %s at or "
 			    "below the ceiling",
-			    fmt_slot(a, sizeof(a), s, def), slot_names[s],
+			    fmt_slot(a, sizeof(a), s, def), slot_name(s),
 			    fmt_slot(b, sizeof(b), s, ceil), key);
 	}
 	if (c->images_set) {
@@ -892,9 +894,9 @@ uint64_t sbx_config_timeout_ceiling_ms(const sbx_config *c)
 
 int64_t sbx_config_limit_ceiling(const sbx_config *c, sbx_limit_kind which)
 {
-	if (which < SBX_LIMIT_CPU_MILLI || which > SBX_LIMIT_OUTPUT)
+	if (!sbx__limit_desc(which))
 		return 0;
-	return c && c->bound[1][which] ? c->bound[1][which] : slot_range[which].max;
+	return c && c->bound[1][which] ? c->bound[1][which] : slot_max(which);
 }
 
 /* ===== Loading ===== */
@@ -1090,11 +1092,10 @@ int sbx__config_check_limit(const sbx_config *c, sbx_limit_kind kind, int64_t v)
 {
 	char a[32], b[32];
 
-	if (!c || kind < SBX_LIMIT_CPU_MILLI || kind > SBX_LIMIT_OUTPUT || !c->bound[1][kind] ||
-	    v <= c->bound[1][kind])
+	if (!c || !sbx__limit_desc(kind) || !c->bound[1][kind] || v <= c->bound[1][kind])
 		return 0;
 	return deny(SRC(c, from_bound[1][kind]), "%s: the request, %s, is above ceilings.%s (%s)",
-		    slot_names[kind], fmt_slot(a, sizeof(a), kind, v), slot_names[kind],
+		    slot_name(kind), fmt_slot(a, sizeof(a), kind, v), slot_name(kind),
 		    fmt_slot(b, sizeof(b), kind, c->bound[1][kind]));
 }
 
@@ -1220,26 +1221,26 @@ static int narrow_bounds(sbx_config *m, const sbx_config *sys, const sbx_config 
 	char a[32], b[32], key[32];
 
 	for (int s = 0; s < NSLOT; s++) {
-		int64_t sc = sys->bound[1][s] ? sys->bound[1][s] : slot_range[s].max;
+		int64_t sc = sys->bound[1][s] ? sys->bound[1][s] : slot_max(s);
 		int64_t def, ceil;
 
 		if (nar->bound[1][s] > sc) {
-			snprintf(key, sizeof(key), "ceilings.%s", slot_names[s]);
+			snprintf(key, sizeof(key), "ceilings.%s", slot_name(s));
 			return nrefuse(sys, nar, key, "%s is above the system's ceilings.%s (%s)",
-				       fmt_slot(a, sizeof(a), s, nar->bound[1][s]), slot_names[s],
+				       fmt_slot(a, sizeof(a), s, nar->bound[1][s]), slot_name(s),
 				       fmt_slot(b, sizeof(b), s, sc));
 		}
 		m->bound[1][s] = nar->bound[1][s] ? nar->bound[1][s] : sys->bound[1][s];
 		m->from_bound[1][s] = nar->bound[1][s] ? FROM_NARROW : FROM_SYSTEM;
-		snprintf(key, sizeof(key), "defaults.%s", slot_names[s]);
+		snprintf(key, sizeof(key), "defaults.%s", slot_name(s));
 		if (nar->bound[0][s] > sc)
 			return nrefuse(sys, nar, key, "%s is above the system's ceilings.%s (%s)",
-				       fmt_slot(a, sizeof(a), s, nar->bound[0][s]), slot_names[s],
+				       fmt_slot(a, sizeof(a), s, nar->bound[0][s]), slot_name(s),
 				       fmt_slot(b, sizeof(b), s, sc));
 		m->bound[0][s] = nar->bound[0][s] ? nar->bound[0][s] : sys->bound[0][s];
 		m->from_bound[0][s] = nar->bound[0][s] ? FROM_NARROW : FROM_SYSTEM;
-		def = m->bound[0][s] ? m->bound[0][s] : slot_range[s].def;
-		ceil = m->bound[1][s] ? m->bound[1][s] : slot_range[s].max;
+		def = m->bound[0][s] ? m->bound[0][s] : slot_def(s);
+		ceil = m->bound[1][s] ? m->bound[1][s] : slot_max(s);
 		if (def > ceil)
 			return nrefuse(
 				sys, nar, key,
@@ -1248,7 +1249,7 @@ static int narrow_bounds(sbx_config *m, const sbx_config *sys, const sbx_config 
 				fmt_slot(a, sizeof(a), s, def),
 				m->bound[0][s] ? from_name(m, m->from_bound[0][s], "built-in")
 					       : "built-in",
-				slot_names[s], fmt_slot(b, sizeof(b), s, ceil),
+				slot_name(s), fmt_slot(b, sizeof(b), s, ceil),
 				m->bound[1][s] ? from_name(m, m->from_bound[1][s], "built-in")
 					       : "built-in",
 				key);
@@ -1571,7 +1572,7 @@ int sbx__config_merge(sbx_policy **out,
 			o.timeout[k] = SBX__ORIGIN_FILE;
 		}
 	}
-	for (int s = SBX_LIMIT_CPU_MILLI; s <= SBX_LIMIT_OUTPUT; s++) {
+	for (int s = SBX__LIMIT_FIRST; s <= SBX__LIMIT_LAST; s++) {
 		if (req->set & SBX__SET_LIMIT(s)) {
 			o.limit[s] = SBX__ORIGIN_REQUEST;
 			rc = sbx__config_check_limit(c, (sbx_limit_kind)s, req->limit[s]);
@@ -1653,19 +1654,14 @@ static json_t *slot_json(int slot, int64_t v)
 {
 	char buf[32];
 
-	switch (slot) {
-	case 0:
-	case SBX_LIMIT_CPU_MILLI:
+	if (slot != 0 && sbx__limit_kinds[slot].unit == SBX__LIMIT_UNIT_SIZE)
+		return json_string(fmt_size(buf, sizeof(buf), v));
+	if (slot == 0 || sbx__limit_kinds[slot].unit == SBX__LIMIT_UNIT_MILLI) {
 		if (v % 1000 == 0)
 			return json_integer(v / 1000);
 		return json_real((double)v / 1000.0);
-	case SBX_LIMIT_MEMORY:
-	case SBX_LIMIT_DISK:
-	case SBX_LIMIT_OUTPUT:
-		return json_string(fmt_size(buf, sizeof(buf), v));
-	default:
-		return json_integer(v);
 	}
+	return json_integer(v);
 }
 
 /* {"value": v, "origin": o}; steals v. NULL when out of memory. */
@@ -1777,8 +1773,8 @@ int sbx_config_describe(char **out,
 			&bad);
 	}
 	set_new(e, "timeout", json_incref(t), &bad);
-	for (int s = SBX_LIMIT_CPU_MILLI; s <= SBX_LIMIT_OUTPUT; s++)
-		set_new(e, slot_names[s],
+	for (int s = SBX__LIMIT_FIRST; s <= SBX__LIMIT_LAST; s++)
+		set_new(e, slot_name(s),
 			entry(slot_json(s, eff->limit[s]),
 			      origin_name(c, o.limit[s], c->from_bound[0][s])),
 			&bad);
@@ -1792,8 +1788,8 @@ int sbx_config_describe(char **out,
 	set_new(e, "allow", entry(allow_json(eff), eff->allow_n ? "request" : "builtin"), &bad);
 	set_new(root, "effective", json_incref(e), &bad);
 	for (int s = 0; s < NSLOT; s++)
-		set_new(ceil, slot_names[s],
-			entry(slot_json(s, c->bound[1][s] ? c->bound[1][s] : slot_range[s].max),
+		set_new(ceil, slot_name(s),
+			entry(slot_json(s, c->bound[1][s] ? c->bound[1][s] : slot_max(s)),
 			      c->bound[1][s] ? from_name(c, c->from_bound[1][s], file) : "builtin"),
 			&bad);
 	set_new(root, "ceilings", json_incref(ceil), &bad);

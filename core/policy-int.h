@@ -8,6 +8,7 @@
 
 #include <sandboxio/policy.h>
 
+#include "core/limit-kinds.h"
 #include "netpolicy/allow-int.h"
 
 #define SBX_DEFAULT_IMAGE "sandboxio/python:3.11"
@@ -18,7 +19,7 @@
 
 struct sbx_policy {
 	uint64_t timeout_ms[SBX_TIMEOUT_SANDBOX + 1];
-	int64_t limit[SBX_LIMIT_OUTPUT + 1];
+	int64_t limit[SBX__LIMIT_N];
 	char *image;
 	char *tenant;
 	char *workdir;

@@ -14,22 +14,10 @@
 
 #include <sandboxio/policy.h>
 
+#include "core/limit-kinds.h"
 #include "core/policy-int.h"
 #include "util/cleanup.h"
 #include "util/error-int.h"
-
-static const struct {
-	int64_t def, min, max;
-	const char *name;
-} limits[] = {
-	[SBX_LIMIT_CPU_MILLI] = {SBX_DEFAULT_CPU_MILLI, SBX_MIN_CPU_MILLI, SBX_MAX_CPU_MILLI,
-				 "cpu"},
-	[SBX_LIMIT_MEMORY] = {SBX_DEFAULT_MEMORY, SBX_MIN_MEMORY, SBX_MAX_MEMORY, "memory"},
-	[SBX_LIMIT_PIDS] = {SBX_DEFAULT_PIDS, SBX_MIN_PIDS, SBX_MAX_PIDS, "pids"},
-	[SBX_LIMIT_DISK] = {SBX_DEFAULT_DISK, SBX_MIN_DISK, SBX_MAX_DISK, "disk"},
-	[SBX_LIMIT_NOFILE] = {SBX_DEFAULT_NOFILE, SBX_MIN_NOFILE, SBX_MAX_NOFILE, "nofile"},
-	[SBX_LIMIT_OUTPUT] = {SBX_DEFAULT_OUTPUT, SBX_MIN_OUTPUT, SBX_MAX_OUTPUT, "output"},
-};
 
 static const char *const timeout_names[] = {
 	[SBX_TIMEOUT_CREATE] = "create",
@@ -56,8 +44,8 @@ int sbx_policy_new(sbx_policy **out)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_POLICY, "policy_new: out of memory");
 	for (int k = SBX_TIMEOUT_CREATE; k <= SBX_TIMEOUT_SANDBOX; k++)
 		p->timeout_ms[k] = SBX_DEFAULT_TIMEOUT_MS;
-	for (int k = SBX_LIMIT_CPU_MILLI; k <= SBX_LIMIT_OUTPUT; k++)
-		p->limit[k] = limits[k].def;
+	for (int k = SBX__LIMIT_FIRST; k <= SBX__LIMIT_LAST; k++)
+		p->limit[k] = sbx__limit_kinds[k].def;
 	p->image = strdup(SBX_DEFAULT_IMAGE);
 	p->tenant = strdup(SBX_DEFAULT_TENANT);
 	p->workdir = strdup(SBX_DEFAULT_WORKDIR);
@@ -166,22 +154,23 @@ uint64_t sbx_policy_timeout_ms(const sbx_policy *p, sbx_timeout_kind which)
 
 int sbx_policy_set_limit(sbx_policy *p, sbx_limit_kind which, int64_t value)
 {
+	const struct sbx__limit_desc *d = sbx__limit_desc(which);
+
 	if (!p)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
 				      "set_limit: policy is NULL");
-	if (which < SBX_LIMIT_CPU_MILLI || which > SBX_LIMIT_OUTPUT)
+	if (!d)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
 				      "set_limit: unknown limit kind %d", (int)which);
 	if (value <= 0)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
 				      "%s limit: %lld would unset the cap; limits can be raised "
 				      "or lowered, never removed",
-				      limits[which].name, (long long)value);
-	if (value < limits[which].min || value > limits[which].max)
+				      d->name, (long long)value);
+	if (value < d->min || value > d->max)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
-				      "%s limit: %lld is outside [%lld, %lld]", limits[which].name,
-				      (long long)value, (long long)limits[which].min,
-				      (long long)limits[which].max);
+				      "%s limit: %lld is outside [%lld, %lld]", d->name,
+				      (long long)value, (long long)d->min, (long long)d->max);
 	p->limit[which] = value;
 	p->set |= SBX__SET_LIMIT(which);
 	return 0;
