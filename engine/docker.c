@@ -39,6 +39,7 @@
 #include <sandboxio.h>
 
 #include "cgroups/cgroups-int.h"
+#include "core/limit-kinds.h"
 #include "core/owner-int.h"
 #include "engine/chan-int.h"
 #include "engine/docker-int.h"
@@ -233,6 +234,7 @@ static json_t *labels_for(
 	struct docker *d, const sbx_policy *p, const char *session, time_t created, time_t deadline)
 {
 	char buf[256];
+	size_t used;
 	json_t *l = json_object();
 
 	json_object_set_new(l, SBX_LABEL_MANAGED, json_string(SBX_LABEL_MANAGED_VALUE));
@@ -257,11 +259,12 @@ static json_t *labels_for(
 	json_object_set_new(l, SBX_LABEL_PREFIX "created", json_string(buf));
 	snprintf(buf, sizeof(buf), "%lld", (long long)deadline);
 	json_object_set_new(l, SBX_LABEL_PREFIX "deadline", json_string(buf));
-	snprintf(buf, sizeof(buf),
-		 "cpu=%lld,memory=%lld,pids=%lld,disk=%lld,nofile=%lld,output=%lld",
-		 (long long)p->limit[SBX_LIMIT_CPU_MILLI], (long long)p->limit[SBX_LIMIT_MEMORY],
-		 (long long)p->limit[SBX_LIMIT_PIDS], (long long)p->limit[SBX_LIMIT_DISK],
-		 (long long)p->limit[SBX_LIMIT_NOFILE], (long long)p->limit[SBX_LIMIT_OUTPUT]);
+	/* "cpu=1000,memory=536870912,...": every kind, read back by d_open_box(). */
+	used = 0;
+	for (int k = SBX__LIMIT_FIRST; k <= SBX__LIMIT_LAST && used < sizeof(buf); k++)
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s=%lld",
+					 k == SBX__LIMIT_FIRST ? "" : ",",
+					 sbx__limit_kinds[k].label, (long long)p->limit[k]);
 	json_object_set_new(l, SBX_LABEL_PREFIX "limits", json_string(buf));
 	snprintf(buf, sizeof(buf), "run=%llu,run_code=%llu",
 		 (unsigned long long)p->timeout_ms[SBX_TIMEOUT_RUN],
@@ -905,12 +908,6 @@ static int parse_kv_label(const char *text, const char *key, uint64_t *out)
 static int
 d_open_box(void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier *tier_out)
 {
-	static const struct {
-		const char *key;
-		sbx_limit_kind kind;
-	} lk[] = {{"cpu", SBX_LIMIT_CPU_MILLI}, {"memory", SBX_LIMIT_MEMORY},
-		  {"pids", SBX_LIMIT_PIDS},	{"disk", SBX_LIMIT_DISK},
-		  {"nofile", SBX_LIMIT_NOFILE}, {"output", SBX_LIMIT_OUTPUT}};
 	struct docker *d = state;
 	_cleanup_json_ json_t *info = NULL;
 	const char *limits, *timeouts, *workdir, *tenant;
@@ -941,12 +938,12 @@ d_open_box(void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier 
 	if (!limits || !timeouts || !workdir || !tenant)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_ENGINE,
 				      "sandbox '%.64s' has incomplete labels", id);
-	for (size_t i = 0; i < SBX_ARRAY_SIZE(lk); i++)
-		if (parse_kv_label(limits, lk[i].key, &v) < 0 ||
-		    sbx_policy_set_limit(p, lk[i].kind, (int64_t)v) < 0)
+	for (int k = SBX__LIMIT_FIRST; k <= SBX__LIMIT_LAST; k++)
+		if (parse_kv_label(limits, sbx__limit_kinds[k].label, &v) < 0 ||
+		    sbx_policy_set_limit(p, (sbx_limit_kind)k, (int64_t)v) < 0)
 			return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_ENGINE,
 					      "sandbox '%.64s': label limits has a bad %s", id,
-					      lk[i].key);
+					      sbx__limit_kinds[k].label);
 	if (parse_kv_label(timeouts, "run", &v) < 0 ||
 	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN, v) < 0 ||
 	    parse_kv_label(timeouts, "run_code", &v) < 0 ||
