@@ -28,6 +28,7 @@
 #include <sandboxio.h>
 
 #include "core/audit-int.h"
+#include "core/limit-kinds.h"
 #include "core/record-int.h"
 #include "util/error-int.h"
 
@@ -382,24 +383,23 @@ static json_t *allow_summary(const sbx_policy *p)
 
 static json_t *policy_summary(const sbx_policy *p)
 {
-	json_t *names = json_array();
+	json_t *names = json_array(), *limits = json_object();
 
 	for (size_t i = 0; i < p->env_n; i++)
 		json_array_append_new(names, json_stringn(p->env[i], strcspn(p->env[i], "=")));
+	for (int k = SBX__LIMIT_FIRST; limits && k <= SBX__LIMIT_LAST; k++)
+		json_object_set_new(limits, sbx__limit_kinds[k].audit,
+				    json_integer((json_int_t)p->limit[k]));
 	/* An allowlist is not secret: it is what the sandbox may reach. */
-	return json_pack(
-		"{s:s,s:o*,s:{s:I,s:I,s:I,s:I},s:{s:I,s:I,s:I,s:I,s:I,s:I},s:s,s:b,s:o}", "network",
-		p->allow_n ? "allowlist" : "none", "allow", p->allow_n ? allow_summary(p) : NULL,
-		"timeouts_ms", "create", (json_int_t)p->timeout_ms[SBX_TIMEOUT_CREATE], "run",
-		(json_int_t)p->timeout_ms[SBX_TIMEOUT_RUN], "run_code",
-		(json_int_t)p->timeout_ms[SBX_TIMEOUT_RUN_CODE], "sandbox",
-		(json_int_t)p->timeout_ms[SBX_TIMEOUT_SANDBOX], "limits", "cpu_milli",
-		(json_int_t)p->limit[SBX_LIMIT_CPU_MILLI], "memory",
-		(json_int_t)p->limit[SBX_LIMIT_MEMORY], "pids",
-		(json_int_t)p->limit[SBX_LIMIT_PIDS], "disk", (json_int_t)p->limit[SBX_LIMIT_DISK],
-		"nofile", (json_int_t)p->limit[SBX_LIMIT_NOFILE], "output",
-		(json_int_t)p->limit[SBX_LIMIT_OUTPUT], "workdir", p->workdir ? p->workdir : "",
-		"detached", p->detached, "env_names", names ? names : json_array());
+	return json_pack("{s:s,s:o*,s:{s:I,s:I,s:I,s:I},s:o,s:s,s:b,s:o}", "network",
+			 p->allow_n ? "allowlist" : "none", "allow",
+			 p->allow_n ? allow_summary(p) : NULL, "timeouts_ms", "create",
+			 (json_int_t)p->timeout_ms[SBX_TIMEOUT_CREATE], "run",
+			 (json_int_t)p->timeout_ms[SBX_TIMEOUT_RUN], "run_code",
+			 (json_int_t)p->timeout_ms[SBX_TIMEOUT_RUN_CODE], "sandbox",
+			 (json_int_t)p->timeout_ms[SBX_TIMEOUT_SANDBOX], "limits", limits,
+			 "workdir", p->workdir ? p->workdir : "", "detached", p->detached,
+			 "env_names", names ? names : json_array());
 }
 
 int sbx__audit_create(struct sbx__audit *a,
@@ -514,13 +514,6 @@ int sbx__audit_run_end(struct sbx__audit *a,
 		       const sbx_result *res,
 		       uint64_t duration_ms)
 {
-	static const struct {
-		unsigned int bit;
-		const char *name;
-	} hits[] = {{SBX_HIT_MEMORY, "memory"},
-		    {SBX_HIT_PIDS, "pids"},
-		    {SBX_HIT_OUTPUT, "output"},
-		    {SBX_HIT_TIMEOUT, "timeout"}};
 	json_t *ev, *lh;
 
 	if (!a)
@@ -533,9 +526,9 @@ int sbx__audit_run_end(struct sbx__audit *a,
 	add_error(ev, rc);
 	if (rc == 0 && res) {
 		lh = json_array();
-		for (size_t i = 0; i < sizeof(hits) / sizeof(hits[0]); i++)
-			if (res->limits_hit & hits[i].bit)
-				json_array_append_new(lh, json_string(hits[i].name));
+		for (const struct sbx__limit_hit *h = sbx__limit_hits; h->bit; h++)
+			if (h->audited && (res->limits_hit & h->bit))
+				json_array_append_new(lh, json_string(h->name));
 		json_object_set_new(ev, "status", json_string(sbx_run_status_name(res->status)));
 		json_object_set_new(ev, "exit_code", json_integer(res->exit_code));
 		json_object_set_new(ev, "signal", json_integer(res->term_signal));

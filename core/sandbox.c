@@ -20,6 +20,7 @@
 #include "core/audit-int.h"
 #include "core/backend-int.h"
 #include "core/config-int.h"
+#include "core/limit-kinds.h"
 #include "core/output-int.h"
 #include "core/reap-int.h"
 #include "core/record-int.h"
@@ -324,10 +325,9 @@ static int create_common(sbx_sandbox **out, sbx_backend *b, const sbx_policy *p,
 	sbx__span_str(&sp, "sandboxio.image", s->policy->image);
 	sbx__span_str(&sp, "sandboxio.tier", sbx_tier_name(s->tier));
 	sbx__span_str(&sp, "sandboxio.network", "none");
-	sbx__span_int(&sp, "sandboxio.limit.cpu_milli", s->policy->limit[SBX_LIMIT_CPU_MILLI]);
-	sbx__span_int(&sp, "sandboxio.limit.memory", s->policy->limit[SBX_LIMIT_MEMORY]);
-	sbx__span_int(&sp, "sandboxio.limit.pids", s->policy->limit[SBX_LIMIT_PIDS]);
-	sbx__span_int(&sp, "sandboxio.limit.disk", s->policy->limit[SBX_LIMIT_DISK]);
+	for (int k = SBX__LIMIT_FIRST; k <= SBX__LIMIT_LAST; k++)
+		if (sbx__limit_kinds[k].span)
+			sbx__span_int(&sp, sbx__limit_kinds[k].span, s->policy->limit[k]);
 	c = ctx_span(s, &sp);
 	rc = sbx__audit_create(b->audit, &c, s->policy, s->tier, 0,
 			       (sbx__record_now_ns() - t0) / 1000000u);

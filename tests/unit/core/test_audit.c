@@ -10,8 +10,9 @@
  * bounds, a torn tail from a crash cut off by the next writer and a foreign
  * tail left alone, a write cut short by the file size limit leaving nothing
  * behind, and many threads and processes appending at once without a
- * broken or interleaved line, and the policy summary of sandbox.create
- * listing an egress allowlist.
+ * broken or interleaved line, the policy summary of sandbox.create
+ * listing an egress allowlist, and the words of the limit kinds in
+ * sandbox.create and run.end, byte for byte.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -548,6 +549,49 @@ static void test_core_audit__create_lists_the_allowlist(void **state)
 	json_decref(ev);
 }
 
+/*
+ * The words of the limit kinds as the audit has always written them: the
+ * policy's limits under their keys in the order of the enum, and the caps
+ * a run hit by name (memory, pids, output, timeout; never disk). Tools read
+ * these records back, so the bytes are pinned, not just the values.
+ */
+static void test_core_audit__limit_words_as_written(void **state)
+{
+	const char *argv[] = {"true", NULL};
+	struct sbx__audit_run r = {.run_id = "00f067aa0ba902b7", .kind = "run", .argv = argv};
+	struct sbx__audit_ctx c = {.sandbox_id = "c1", .tenant = "t1"};
+	sbx_result res = {.version = 1, .status = SBX_RUN_OOM, .exit_code = 137};
+	struct fx *f = *state;
+	struct sbx__audit *a = open_file(f->path);
+	sbx_policy *p = NULL;
+	char *text;
+
+	assert_int_equal(sbx_policy_new(&p), 0);
+	assert_int_equal(sbx_policy_set_limit(p, SBX_LIMIT_CPU_MILLI, 1500), 0);
+	assert_int_equal(sbx_policy_set_limit(p, SBX_LIMIT_MEMORY, 1ll << 30), 0);
+	assert_int_equal(sbx_policy_set_limit(p, SBX_LIMIT_PIDS, 300), 0);
+	assert_int_equal(sbx_policy_set_limit(p, SBX_LIMIT_DISK, 2ll << 30), 0);
+	assert_int_equal(sbx_policy_set_limit(p, SBX_LIMIT_NOFILE, 2048), 0);
+	assert_int_equal(sbx_policy_set_limit(p, SBX_LIMIT_OUTPUT, 1ll << 20), 0);
+	assert_int_equal(sbx__audit_create(a, &c, p, SBX_TIER_CONTAINER, 0, 1), 0);
+	res.limits_hit =
+		SBX_HIT_MEMORY | SBX_HIT_PIDS | SBX_HIT_OUTPUT | SBX_HIT_TIMEOUT | SBX_HIT_DISK;
+	assert_int_equal(sbx__audit_run_end(a, &c, &r, 0, &res, 5), 0);
+	res.limits_hit = SBX_HIT_DISK;
+	assert_int_equal(sbx__audit_run_end(a, &c, &r, 0, &res, 5), 0);
+	sbx__audit_free(a);
+	sbx_policy_free(p);
+	assert_int_equal(check_lines(f->path), 3);
+	text = slurp(f->path, NULL);
+	assert_non_null(strstr(text, "\"limits\":{\"cpu_milli\":1500,\"memory\":1073741824,"
+				     "\"pids\":300,\"disk\":2147483648,\"nofile\":2048,"
+				     "\"output\":1048576}"));
+	assert_non_null(strstr(text, "\"limits_hit\":[\"memory\",\"pids\",\"output\","
+				     "\"timeout\"]"));
+	assert_non_null(strstr(text, "\"limits_hit\":[]"));
+	free(text);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(test_core_audit__##name, setup, teardown)
 
 int main(void)
@@ -566,6 +610,7 @@ int main(void)
 		T(concurrent_writers_never_interleave),
 		T(error_code_names),
 		T(create_lists_the_allowlist),
+		T(limit_words_as_written),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
