@@ -15,6 +15,8 @@
 
 #include <sandboxio.h>
 
+#include "core/limit-kinds.h"
+
 /* Exit statuses of our own, next to the program's exit code. */
 #define CLI_EXIT_TIMEOUT 124
 #define CLI_EXIT_FAIL 125
@@ -71,12 +73,7 @@ struct cli_opts {
 	const char *timeout;
 	const char *create_timeout;
 	const char *lifetime;
-	const char *cpus;
-	const char *memory;
-	const char *pids;
-	const char *disk;
-	const char *nofile;
-	const char *max_output;
+	const char *limit[SBX__LIMIT_N]; /* --cpus, --memory...: by sbx_limit_kind */
 	const char *tenant;
 	const char *workdir;
 	const char *tier;

@@ -16,6 +16,15 @@
 
 #include "cli/cli.h"
 
+/* The option of each limit kind (core/limit-kinds.h): its id, row, bit, store. */
+#define LIMIT_ID(ID, ...) O_LIMIT_##ID,
+#define LIMIT_OPT(ID, name, key, label, audit, span, option, ...) {option, O_LIMIT_##ID, 1},
+#define LIMIT_BIT(ID, ...) | BIT(O_LIMIT_##ID)
+#define LIMIT_CASE(ID, ...)                                                                        \
+	case O_LIMIT_##ID:                                                                         \
+		o->limit[SBX_LIMIT_##ID] = val;                                                    \
+		break;
+
 enum opt_id {
 	O_JSON,
 	O_SOCKET,
@@ -24,12 +33,9 @@ enum opt_id {
 	O_IMAGE,
 	O_TIMEOUT,
 	O_CREATE_TIMEOUT,
-	O_CPUS,
-	O_MEMORY,
-	O_PIDS,
-	O_DISK,
-	O_NOFILE,
-	O_MAX_OUTPUT,
+	/* clang-format off */
+	SBX__LIMIT_KINDS(LIMIT_ID)
+	/* clang-format on */
 	O_ENV,
 	O_TENANT,
 	O_WORKDIR,
@@ -67,12 +73,9 @@ static const struct opt opts[] = {
 	{"image", O_IMAGE, 1},
 	{"timeout", O_TIMEOUT, 1},
 	{"create-timeout", O_CREATE_TIMEOUT, 1},
-	{"cpus", O_CPUS, 1},
-	{"memory", O_MEMORY, 1},
-	{"pids", O_PIDS, 1},
-	{"disk", O_DISK, 1},
-	{"nofile", O_NOFILE, 1},
-	{"max-output", O_MAX_OUTPUT, 1},
+	/* clang-format off */
+	SBX__LIMIT_KINDS(LIMIT_OPT)
+	/* clang-format on */
 	{"env", O_ENV, 1},
 	{"tenant", O_TENANT, 1},
 	{"workdir", O_WORKDIR, 1},
@@ -97,9 +100,9 @@ static const struct opt opts[] = {
 #define M_COMMON                                                                                   \
 	(BIT(O_JSON) | BIT(O_SOCKET) | BIT(O_HOSTS_FILE) | BIT(O_CONFIG) | BIT(O_AUDIT_LOG) |      \
 	 BIT(O_HELP) | BIT(O_BACKEND))
+#define M_LIMITS (0u SBX__LIMIT_KINDS(LIMIT_BIT))
 #define M_SANDBOX                                                                                  \
-	(M_COMMON | BIT(O_IMAGE) | BIT(O_TIMEOUT) | BIT(O_CREATE_TIMEOUT) | BIT(O_CPUS) |          \
-	 BIT(O_MEMORY) | BIT(O_PIDS) | BIT(O_DISK) | BIT(O_NOFILE) | BIT(O_MAX_OUTPUT) |           \
+	(M_COMMON | BIT(O_IMAGE) | BIT(O_TIMEOUT) | BIT(O_CREATE_TIMEOUT) | M_LIMITS |             \
 	 BIT(O_ENV) | BIT(O_TENANT) | BIT(O_WORKDIR) | BIT(O_TIER) | BIT(O_LIFETIME) |             \
 	 BIT(O_ALLOW_HOST) | BIT(O_ALLOW_CIDR))
 /* What a run is given besides its command: secrets, and their redaction. */
@@ -210,24 +213,9 @@ static int store(struct cli_opts *o, enum opt_id id, const char *val)
 	case O_CREATE_TIMEOUT:
 		o->create_timeout = val;
 		break;
-	case O_CPUS:
-		o->cpus = val;
-		break;
-	case O_MEMORY:
-		o->memory = val;
-		break;
-	case O_PIDS:
-		o->pids = val;
-		break;
-	case O_DISK:
-		o->disk = val;
-		break;
-	case O_NOFILE:
-		o->nofile = val;
-		break;
-	case O_MAX_OUTPUT:
-		o->max_output = val;
-		break;
+		/* clang-format off */
+	SBX__LIMIT_KINDS(LIMIT_CASE)
+	/* clang-format on */
 	case O_ENV:
 		return add_env(o, val);
 	case O_TENANT:
@@ -441,27 +429,30 @@ bad:
 	return CLI_EXIT_FAIL;
 }
 
-static int set_limit(const struct cli_opts *o,
-		     sbx_policy *p,
-		     sbx_limit_kind kind,
-		     const char *opt,
-		     const char *text,
-		     int is_size)
+/* The option of one limit kind, read in the kind's unit (core/limit-kinds.h). */
+static int set_limit(const struct cli_opts *o, sbx_policy *p, int kind)
 {
+	const struct sbx__limit_desc *d = &sbx__limit_kinds[kind];
+	const char *text = o->limit[kind];
 	int64_t v = 0;
-	int rc;
+	int rc = 0;
 
 	if (!text)
 		return 0;
-	if (kind == SBX_LIMIT_CPU_MILLI)
+	switch (d->unit) {
+	case SBX__LIMIT_UNIT_MILLI:
 		rc = parse_cpus(o, text, &v);
-	else if (is_size)
+		break;
+	case SBX__LIMIT_UNIT_SIZE:
 		rc = sbx_parse_size(&v, text) < 0 ? -1 : 0;
-	else
-		rc = parse_count(o, opt, text, &v);
+		break;
+	case SBX__LIMIT_UNIT_COUNT:
+		rc = parse_count(o, d->option, text, &v);
+		break;
+	}
 	if (rc == CLI_EXIT_FAIL)
 		return rc;
-	if (rc < 0 || sbx_policy_set_limit(p, kind, v) < 0) {
+	if (rc < 0 || sbx_policy_set_limit(p, d->kind, v) < 0) {
 		cli_print_lib_error(o);
 		return CLI_EXIT_FAIL;
 	}
@@ -641,17 +632,9 @@ int cli_build_policy(const struct cli_opts *o,
 		cli_print_lib_error(o);
 		return CLI_EXIT_FAIL;
 	}
-	rc = set_limit(o, p, SBX_LIMIT_CPU_MILLI, "cpus", o->cpus, 0);
-	if (!rc)
-		rc = set_limit(o, p, SBX_LIMIT_MEMORY, "memory", o->memory, 1);
-	if (!rc)
-		rc = set_limit(o, p, SBX_LIMIT_PIDS, "pids", o->pids, 0);
-	if (!rc)
-		rc = set_limit(o, p, SBX_LIMIT_DISK, "disk", o->disk, 1);
-	if (!rc)
-		rc = set_limit(o, p, SBX_LIMIT_NOFILE, "nofile", o->nofile, 0);
-	if (!rc)
-		rc = set_limit(o, p, SBX_LIMIT_OUTPUT, "max-output", o->max_output, 1);
+	rc = 0;
+	for (int k = SBX__LIMIT_FIRST; !rc && k <= SBX__LIMIT_LAST; k++)
+		rc = set_limit(o, p, k);
 	if (!rc)
 		rc = set_env(o, p);
 	if (!rc)

@@ -90,19 +90,11 @@ static int exit_status(const sbx_result *r)
 /* The caps a run ran into, by name. */
 static json_t *limits_hit(unsigned int hit)
 {
-	static const struct {
-		unsigned int bit;
-		const char *name;
-	} names[] = {{SBX_HIT_MEMORY, "memory"},
-		     {SBX_HIT_PIDS, "pids"},
-		     {SBX_HIT_OUTPUT, "output"},
-		     {SBX_HIT_TIMEOUT, "timeout"},
-		     {SBX_HIT_DISK, "disk"}};
 	json_t *a = json_array();
 
-	for (size_t i = 0; a && i < sizeof(names) / sizeof(names[0]); i++)
-		if (hit & names[i].bit)
-			json_array_append_new(a, json_string(names[i].name));
+	for (const struct sbx__limit_hit *h = sbx__limit_hits; a && h->bit; h++)
+		if (hit & h->bit)
+			json_array_append_new(a, json_string(h->name));
 	return a;
 }
 
