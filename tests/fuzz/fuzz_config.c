@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_config.c: libFuzzer target for the config file parser
- * (core/config.c): sbx_config_parse() on the input as the file's text, and
+ * (core/config-file.c): sbx_config_parse() on the input as the file's text, and
  * on a config it accepts, the readers a backend opens with: the ceilings,
  * sbx_config_describe() (which merges it with a request and renders it)
  * and the egress checks.

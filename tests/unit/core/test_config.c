@@ -1,5 +1,5 @@
 /*
- * tests/unit/core/test_config.c: unit tests of core/config.c, the operator
+ * tests/unit/core/test_config.c: unit tests of core/config*.c, the operator
  * config.
  *
  * Covers strict parsing (the issue's example, unknown and duplicate keys,
