@@ -19,8 +19,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <sandboxio/config.h>
-
 #include "core/config-int.h"
 #include "core/limit-kinds.h"
 

@@ -4,6 +4,8 @@
  */
 #include <stddef.h>
 
+#include <sandboxio/sandbox.h>
+
 #include "core/limit-kinds.h"
 
 #define DESC(ID, name_, key_, label_, audit_, span_, option_, unit_, ddoc, cdoc)                   \

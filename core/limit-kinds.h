@@ -32,7 +32,6 @@
 #include <stdint.h>
 
 #include <sandboxio/policy.h>
-#include <sandboxio/sandbox.h>
 
 /* clang-format off */
 #define SBX__LIMIT_KINDS(X)                                                                        \
@@ -77,7 +76,7 @@ const struct sbx__limit_desc *sbx__limit_desc(int kind);
 
 /*
  * The caps a run can run into, in the order their names are listed:
- * X(ID, name, audited) per SBX_HIT_<ID>. audited 0: the audit's run.end
+ * X(ID, name, audited) per SBX_HIT_<ID> (<sandboxio/sandbox.h>). audited 0: the audit's run.end
  * does not list it (its list has never held "disk"; adding it would change
  * the audit's records).
  */
