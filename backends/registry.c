@@ -22,7 +22,7 @@
 #include "util/cleanup.h"
 #include "util/error-int.h"
 
-static const struct sbx_backend_ops *const backends[] = {
+static const struct sbx__backend_ops *const backends[] = {
 	&sbx__docker_ops,
 	&sbx__e2b_ops,
 	&sbx__modal_ops,
@@ -30,7 +30,7 @@ static const struct sbx_backend_ops *const backends[] = {
 
 int sbx_backend_open(sbx_backend **out, const char *name, const sbx_backend_options *opts)
 {
-	const struct sbx_backend_ops *ops = NULL;
+	const struct sbx__backend_ops *ops = NULL;
 
 	sbx__error_clear();
 	if (!out)

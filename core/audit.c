@@ -369,7 +369,7 @@ static json_t *allow_summary(const sbx_policy *p)
 	json_t *v = json_array();
 
 	for (size_t i = 0; v && i < p->allow_n; i++) {
-		const struct sbx_allow *a = &p->allow[i];
+		const struct sbx__allow *a = &p->allow[i];
 		json_t *e = json_object();
 
 		json_object_set_new(e, a->kind == SBX_ALLOW_HOST ? "host" : "cidr",

@@ -16,7 +16,7 @@
 
 #define SBX_BACKEND_OPS_VERSION 1
 
-/* How a backend ended a sandbox during a run (struct sbx_run_req.ended). */
+/* How a backend ended a sandbox during a run (struct sbx__run_req.ended). */
 enum sbx__ended {
 	SBX__ENDED_NO = 0,
 	SBX__ENDED_TIMEOUT = 1, /* the host's deadline passed: the sandbox was killed */
@@ -25,7 +25,7 @@ enum sbx__ended {
 };
 
 /* One run, fully resolved by core. */
-struct sbx_run_req {
+struct sbx__run_req {
 	const char *const *argv;
 	/* NULL-terminated "NAME=VALUE", plain and secret; the secret ones live in
 	 * locked memory, so a backend copies them only into buffers it wipes, and
@@ -82,7 +82,7 @@ typedef int (*sbx__reap_fn)(void *arg, const struct sbx__reap_item *item);
  * One backend family. Core names none: backends/registry.c holds the table
  * of them and opens one by name (sbx_backend_open()).
  */
-struct sbx_backend_ops {
+struct sbx__backend_ops {
 	unsigned int version;
 	const char *name;
 	/* Sandboxes run on this host: the caller's host-side choices (a hosts
@@ -99,7 +99,7 @@ struct sbx_backend_ops {
 	/* Opens an existing sandbox of ours; fills the policy it was created under. */
 	int (*open_box)(void *state, const char *id, void **box, sbx_policy *p, sbx_tier *tier);
 	/* Runs; fills res (buffers malloc'ed). */
-	int (*run)(void *state, void *box, const struct sbx_run_req *req, sbx_result *res);
+	int (*run)(void *state, void *box, const struct sbx__run_req *req, sbx_result *res);
 	/* Kills and removes; frees box whatever the outcome. */
 	int (*destroy)(void *state, void *box);
 	/* Kills the sandbox; may be called while another thread runs in it. */

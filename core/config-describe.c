@@ -74,7 +74,7 @@ static json_t *allow_json(const sbx_policy *p)
 	char buf[300];
 
 	for (size_t i = 0; a && i < p->allow_n; i++) {
-		const struct sbx_allow *e = &p->allow[i];
+		const struct sbx__allow *e = &p->allow[i];
 
 		if (!e->port)
 			snprintf(buf, sizeof(buf), "%s", e->name);

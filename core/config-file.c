@@ -242,7 +242,7 @@ static int read_image(const struct parse *ps, const char *key, json_t *v, const 
 	return 0;
 }
 
-static int host_bits_zero(const struct cidr *c)
+static int host_bits_zero(const struct sbx__cidr *c)
 {
 	unsigned char masked[16];
 	unsigned int len = c->family == AF_INET ? 4 : 16;
@@ -327,8 +327,8 @@ static int read_list(const struct parse *ps, const struct sbx__config_key *k, js
 			rc = sbx__config_push(&c->images, &c->images_n, s);
 			break;
 		case SBX__CFG_CIDRS: {
-			struct cidr cd;
-			struct cidr *g;
+			struct sbx__cidr cd;
+			struct sbx__cidr *g;
 
 			if (sbx__config_cidr_parse(&cd, s, 1) < 0)
 				return perr(ps, what,

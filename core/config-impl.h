@@ -25,7 +25,7 @@
 #define NSLOT SBX__LIMIT_N /* slot 0: timeout; then each sbx_limit_kind */
 #define MAX_LIST 1024	   /* entries per list (images, cidrs, hosts) */
 
-struct cidr {
+struct sbx__cidr {
 	int family;
 	unsigned char addr[16];
 	unsigned int prefix;
@@ -40,7 +40,7 @@ struct sbx_config {
 	char **images; /* NULL with images_set 0: any image */
 	size_t images_n;
 	int images_set;
-	struct cidr *cidrs;
+	struct sbx__cidr *cidrs;
 	char **cidr_text;
 	size_t cidrs_n;
 	char **hosts; /* lower case */
@@ -120,10 +120,10 @@ int sbx__config_push(char ***list, size_t *n, const char *s);
 int sbx__config_valid_digest(const char *s);
 
 /* Parses "a.b.c.d/n" or "x::y/n" (prefix required unless need_prefix is 0); -1 if not. */
-int sbx__config_cidr_parse(struct cidr *out, const char *text, int need_prefix);
+int sbx__config_cidr_parse(struct sbx__cidr *out, const char *text, int need_prefix);
 
 /* Whether want lies inside one of c's egress.cidrs. */
-int sbx__config_cidr_inside(const sbx_config *c, const struct cidr *want);
+int sbx__config_cidr_inside(const sbx_config *c, const struct sbx__cidr *want);
 
 /* Whether c's images permit ref (a bare digest permits any name@digest). */
 int sbx__config_image_permitted(const sbx_config *c, const char *ref);

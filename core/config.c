@@ -144,7 +144,7 @@ int sbx__config_valid_digest(const char *s)
 }
 
 /* Parses "a.b.c.d/n" or "x::y/n" (prefix required unless need_prefix is 0). */
-int sbx__config_cidr_parse(struct cidr *out, const char *text, int need_prefix)
+int sbx__config_cidr_parse(struct sbx__cidr *out, const char *text, int need_prefix)
 {
 	char addr[64];
 	const char *slash = strchr(text, '/');
@@ -192,10 +192,10 @@ static int prefix_equal(const unsigned char *a, const unsigned char *b, unsigned
 }
 
 /* Whether want lies inside one of c's egress.cidrs. */
-int sbx__config_cidr_inside(const sbx_config *c, const struct cidr *want)
+int sbx__config_cidr_inside(const sbx_config *c, const struct sbx__cidr *want)
 {
 	for (size_t i = 0; i < c->cidrs_n; i++) {
-		const struct cidr *have = &c->cidrs[i];
+		const struct sbx__cidr *have = &c->cidrs[i];
 
 		if (have->family == want->family && want->prefix >= have->prefix &&
 		    prefix_equal(want->addr, have->addr, have->prefix))
@@ -313,7 +313,7 @@ int sbx__config_check_egress_host(const sbx_config *c, const char *host)
 
 int sbx__config_check_egress_cidr(const sbx_config *c, const char *cidr)
 {
-	struct cidr want;
+	struct sbx__cidr want;
 
 	if (!c || (!c->is_file && !c->egress_set))
 		return 0;
@@ -338,7 +338,7 @@ int sbx__config_check_egress_cidr(const sbx_config *c, const char *cidr)
 static int check_egress(const sbx_config *c, const sbx_policy *p)
 {
 	for (size_t i = 0; i < p->allow_n; i++) {
-		const struct sbx_allow *a = &p->allow[i];
+		const struct sbx__allow *a = &p->allow[i];
 		int rc = a->kind == SBX_ALLOW_HOST ? sbx__config_check_egress_host(c, a->name)
 						   : sbx__config_check_egress_cidr(c, a->name);
 		if (rc < 0)

@@ -2,7 +2,7 @@
  * core/output-int.h: where a run's output goes on its way to the result.
  *
  * A backend hands every chunk of program output, raw, to the run's sink
- * (struct sbx_run_req.sink). The sink redacts it with the streaming redactor
+ * (struct sbx__run_req.sink). The sink redacts it with the streaming redactor
  * (unless the caller asked for raw output), applies the per-stream cap,
  * keeps it for the result and passes what it keeps to the caller's
  * callback. The result is closed with sbx__output_finish().
@@ -20,8 +20,8 @@ struct sbx__output;
 struct sbx__output_stream {
 	struct sbx__output *owner;
 	int id; /* SBX_STREAM_STDOUT or SBX_STREAM_STDERR */
-	struct sbx_redact_stream red;
-	struct sbx_buf buf;
+	struct sbx__redact_stream red;
+	struct sbx__buf buf;
 	uint64_t raw_total; /* bytes the program wrote, before redaction and cap */
 };
 

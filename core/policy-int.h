@@ -27,7 +27,7 @@ struct sbx_policy {
 	size_t env_n;
 	sbx_tier min_tier;
 	int detached;
-	struct sbx_allow *allow; /* egress allowlist, allow_n entries; none: no egress */
+	struct sbx__allow *allow; /* egress allowlist, allow_n entries; none: no egress */
 	size_t allow_n;
 	uint32_t set; /* SBX__SET_* bits: what a setter set explicitly */
 	/* The id of the pool that made the sandbox (core/pool.c); "": none. Set

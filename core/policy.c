@@ -383,9 +383,9 @@ int sbx_policy_detached(const sbx_policy *p)
 /* ===== Egress allowlist (the model and its validation: netpolicy/allow.c) ===== */
 
 /* Adds a parsed entry (rc: the parser's result); a repeat is a no-op. */
-static int allow_add(sbx_policy *p, struct sbx_allow *a, int rc)
+static int allow_add(sbx_policy *p, struct sbx__allow *a, int rc)
 {
-	struct sbx_allow *g;
+	struct sbx__allow *g;
 
 	if (rc < 0)
 		return rc;
@@ -411,7 +411,7 @@ static int allow_add(sbx_policy *p, struct sbx_allow *a, int rc)
 
 int sbx_policy_allow_host(sbx_policy *p, const char *name, uint16_t port)
 {
-	struct sbx_allow a;
+	struct sbx__allow a;
 
 	if (!p)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
@@ -421,7 +421,7 @@ int sbx_policy_allow_host(sbx_policy *p, const char *name, uint16_t port)
 
 int sbx_policy_allow_cidr(sbx_policy *p, const char *cidr, uint16_t port)
 {
-	struct sbx_allow a;
+	struct sbx__allow a;
 
 	if (!p)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
@@ -431,7 +431,7 @@ int sbx_policy_allow_cidr(sbx_policy *p, const char *cidr, uint16_t port)
 
 int sbx_policy_allow_host_spec(sbx_policy *p, const char *spec)
 {
-	struct sbx_allow a;
+	struct sbx__allow a;
 
 	if (!p)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
@@ -441,7 +441,7 @@ int sbx_policy_allow_host_spec(sbx_policy *p, const char *spec)
 
 int sbx_policy_allow_cidr_spec(sbx_policy *p, const char *spec)
 {
-	struct sbx_allow a;
+	struct sbx__allow a;
 
 	if (!p)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,

@@ -15,7 +15,7 @@
  * non-zero stops. Then, unless dry_run, ops->reap_sweep. Returns the
  * number removed (or, in a dry run, that would be), or the listing's error.
  */
-int sbx__reap(const struct sbx_backend_ops *ops,
+int sbx__reap(const struct sbx__backend_ops *ops,
 	      void *state,
 	      const char *tenant,
 	      int dry_run,

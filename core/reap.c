@@ -97,7 +97,7 @@ static int collect_one(void *arg, const struct sbx__reap_item *item)
 	return 0;
 }
 
-int sbx__reap(const struct sbx_backend_ops *ops,
+int sbx__reap(const struct sbx__backend_ops *ops,
 	      void *state,
 	      const char *tenant,
 	      int dry_run,

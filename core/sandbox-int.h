@@ -8,14 +8,14 @@
 
 #include <sandboxio/sandbox.h>
 
-struct sbx_backend_ops;
+struct sbx__backend_ops;
 struct sbx__span_sink;
 
 /* sbx_backend_open() once the name is found: ops is the backend, spans the
  * exporter its tracer hands spans to (NULL: none). out is not NULL and
  * opts, when given, of a known version. */
 int sbx__backend_open(sbx_backend **out,
-		      const struct sbx_backend_ops *ops,
+		      const struct sbx__backend_ops *ops,
 		      const sbx_backend_options *opts,
 		      const struct sbx__span_sink *spans);
 

@@ -36,7 +36,7 @@
 #define SBX_READ_DEFAULT_MAX (64u << 20)
 
 struct sbx_backend {
-	const struct sbx_backend_ops *ops;
+	const struct sbx__backend_ops *ops;
 	void *state;
 	sbx_config *config;	    /* the operator config (a reference); NULL: built-in */
 	struct sbx__audit *audit;   /* NULL: no audit events */
@@ -54,7 +54,7 @@ struct sbx_sandbox {
 	struct sbx__span span; /* the sandbox's life, parent of its operations' spans */
 	/* The secrets its runs were given: its records are redacted with these
 	 * and the process's own values, and with no other sandbox's. */
-	struct sbx_redact_scope redact;
+	struct sbx__redact_scope redact;
 };
 
 static struct sbx__audit_ctx ctx_of(const sbx_sandbox *s)
@@ -147,7 +147,7 @@ int sbx_run_options_init(sbx_run_options *opts, unsigned int version)
 }
 
 int sbx__backend_open(sbx_backend **out,
-		      const struct sbx_backend_ops *ops,
+		      const struct sbx__backend_ops *ops,
 		      const sbx_backend_options *opts,
 		      const struct sbx__span_sink *spans)
 {
@@ -247,7 +247,7 @@ static int sandbox_new(sbx_sandbox **out, sbx_backend *b)
 
 static void sandbox_free_handle(sbx_sandbox *s)
 {
-	struct sbx_redact_scope *prev = sbx__redact_scope_enter(&s->redact);
+	struct sbx__redact_scope *prev = sbx__redact_scope_enter(&s->redact);
 
 	sbx__span_end(&s->span, 0); /* a no-op once ended */
 	sbx__redact_scope_leave(prev);
@@ -435,7 +435,7 @@ static const char *end_reason(const sbx_sandbox *s)
 
 int sbx_sandbox_close(sbx_sandbox *s)
 {
-	struct sbx_redact_scope *prev;
+	struct sbx__redact_scope *prev;
 	const char *reason;
 	struct sbx__audit_ctx c;
 	struct sbx__span sp;
@@ -606,7 +606,7 @@ struct file_op {
 
 static int file_op_run(sbx_sandbox *s,
 		       const struct file_op *fop,
-		       const struct sbx_run_req *req,
+		       const struct sbx__run_req *req,
 		       sbx_result *res)
 {
 	char *data = NULL;
@@ -654,7 +654,7 @@ static int run_scoped(sbx_result **out,
 	char span_name[48];
 	uint64_t t0;
 	_sbx_cleanup_free_ char **env = NULL;
-	struct sbx_run_req req = {0};
+	struct sbx__run_req req = {0};
 	struct sbx__output output;
 	sbx_run_options o;
 	sbx_result *res = NULL;
@@ -804,7 +804,7 @@ static int run_common(sbx_result **out,
 		      const char *language,
 		      const struct file_op *fop)
 {
-	struct sbx_redact_scope *prev = sbx__redact_scope_enter(s ? &s->redact : NULL);
+	struct sbx__redact_scope *prev = sbx__redact_scope_enter(s ? &s->redact : NULL);
 	int rc = run_scoped(out, s, argv, opts, kind, stdin_data, stdin_len, what, language, fop);
 
 	sbx__redact_scope_leave(prev);
@@ -859,7 +859,7 @@ int sbx_sandbox_run_code(sbx_result **out,
 static int file_error(sbx_sandbox *s, const char *what, const char *path, const sbx_result *r)
 {
 	const char *err = r->stderr_data ? r->stderr_data : "";
-	struct sbx_redact_scope *prev;
+	struct sbx__redact_scope *prev;
 	int code = SBX_EENGINE, rc;
 
 	if (strstr(err, "No such file or directory"))

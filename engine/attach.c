@@ -41,19 +41,19 @@
 /* How long create waits for the init's HELLO before settling for exec. */
 #define HELLO_WAIT_MS 5000
 
-struct sbx_chan {
-	struct sbx_hijack hj;
+struct sbx__chan {
+	struct sbx__hijack hj;
 	pthread_mutex_t lock; /* held by the run in flight */
 	int broken;	      /* no more runs over it */
 	unsigned int next_id;
 	uint32_t window;
-	struct sbx_chan_rx rx;
+	struct sbx__chan_rx rx;
 	unsigned char stdin_frame[SBX_FRAME_HDR + SBX_FRAME_MAX];
 };
 
-static struct sbx_chan *chan_new(void)
+static struct sbx__chan *chan_new(void)
 {
-	struct sbx_chan *c = calloc(1, sizeof(*c));
+	struct sbx__chan *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
@@ -64,7 +64,7 @@ static struct sbx_chan *chan_new(void)
 	return c;
 }
 
-void sbx__chan_free(struct sbx_chan *c)
+void sbx__chan_free(struct sbx__chan *c)
 {
 	if (!c)
 		return;
@@ -77,9 +77,9 @@ void sbx__chan_free(struct sbx_chan *c)
 	free(c);
 }
 
-int sbx__chan_attach(struct docker *d, const char *id, struct sbx_chan **out)
+int sbx__chan_attach(struct sbx__docker *d, const char *id, struct sbx__chan **out)
 {
-	struct sbx_chan *c = chan_new();
+	struct sbx__chan *c = chan_new();
 	char path[256];
 	int rc;
 
@@ -99,14 +99,14 @@ int sbx__chan_attach(struct docker *d, const char *id, struct sbx_chan **out)
 	return 0;
 }
 
-void sbx__chan_open(struct docker *d, const char *id, struct sbx_chan **out)
+void sbx__chan_open(struct sbx__docker *d, const char *id, struct sbx__chan **out)
 {
 	*out = NULL;
 	if (sbx__chan_attach(d, id, out) < 0)
 		sbx__error_clear();
 }
 
-int sbx__chan_start(struct sbx_chan **c, uint64_t create_deadline)
+int sbx__chan_start(struct sbx__chan **c, uint64_t create_deadline)
 {
 	uint64_t deadline = sbx__mono_ms() + HELLO_WAIT_MS;
 	int rc;
@@ -121,9 +121,9 @@ int sbx__chan_start(struct sbx_chan **c, uint64_t create_deadline)
 	return rc < 0 ? rc : 0;
 }
 
-int sbx__chan_from_fd(int fd, struct sbx_chan **out)
+int sbx__chan_from_fd(int fd, struct sbx__chan **out)
 {
-	struct sbx_chan *c = chan_new();
+	struct sbx__chan *c = chan_new();
 
 	if (!c)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
@@ -133,7 +133,7 @@ int sbx__chan_from_fd(int fd, struct sbx_chan **out)
 }
 
 /* Reads once without waiting: 1 read, 0 nothing there, -1 end of stream or error. */
-static int read_some(struct sbx_chan *c, int *rx_rc)
+static int read_some(struct sbx__chan *c, int *rx_rc)
 {
 	unsigned char buf[65536];
 	ssize_t r = recv(c->hj.fd, buf, sizeof(buf), MSG_DONTWAIT);
@@ -146,7 +146,7 @@ static int read_some(struct sbx_chan *c, int *rx_rc)
 	return 1;
 }
 
-int sbx__chan_ready(struct sbx_chan *c, uint64_t deadline)
+int sbx__chan_ready(struct sbx__chan *c, uint64_t deadline)
 {
 	int rx_rc = c->rx.sticky;
 
@@ -180,7 +180,7 @@ int sbx__chan_ready(struct sbx_chan *c, uint64_t deadline)
  * diagnostics: returns 0, SBX_CHAN_FALLBACK when the connection is gone
  * or the init closed the channel, or a negative rx code.
  */
-static int read_idle(struct sbx_chan *c)
+static int read_idle(struct sbx__chan *c)
 {
 	for (int i = 0; i < IDLE_READS; i++) {
 		int rx_rc = SBX_CHAN_RX_OK, r = read_some(c, &rx_rc);
@@ -196,7 +196,10 @@ static int read_idle(struct sbx_chan *c)
 }
 
 /* Kills the sandbox because of how a run ended, and records it for core. */
-static void end_sandbox(struct docker *d, struct box *b, const struct sbx_run_req *req, int how)
+static void end_sandbox(struct sbx__docker *d,
+			struct sbx__docker_box *b,
+			const struct sbx__run_req *req,
+			int how)
 {
 	struct sbx__error_saved saved;
 
@@ -213,10 +216,13 @@ static void end_sandbox(struct docker *d, struct box *b, const struct sbx_run_re
 
 enum run_end { RUN_GOING, RUN_DONE, RUN_HOST_TIMEOUT, RUN_LOST, RUN_RX };
 
-int sbx__chan_run(struct docker *d, struct box *b, const struct sbx_run_req *req, sbx_result *res)
+int sbx__chan_run(struct sbx__docker *d,
+		  struct sbx__docker_box *b,
+		  const struct sbx__run_req *req,
+		  sbx_result *res)
 {
-	struct sbx_chan *c = b->chan;
-	struct sbx_chan_run run = {.req = req};
+	struct sbx__chan *c = b->chan;
+	struct sbx__chan_run run = {.req = req};
 	unsigned char *wreq = NULL, *w;
 	size_t wreq_len = 0, wreq_alloc = 0, wlen, wpos = 0;
 	const unsigned char *in = req->stdin_data;
@@ -353,14 +359,14 @@ int sbx__chan_run(struct docker *d, struct box *b, const struct sbx_run_req *req
 		/* The init did not end the run by its deadline: end the sandbox. */
 		c->broken = 1;
 		end_sandbox(d, b, req, SBX__ENDED_TIMEOUT);
-		run.exit = (struct sbx_frame_exit){.status = SBX_FRAME_ST_TIMEOUT, .code = 124};
+		run.exit = (struct sbx__frame_exit){.status = SBX_FRAME_ST_TIMEOUT, .code = 124};
 		run.have_exit = 1;
 		break;
 	case RUN_LOST:
 		c->broken = 1;
 		if (__atomic_load_n(&b->dead, __ATOMIC_SEQ_CST)) {
 			/* Killed through sbx_sandbox_kill() while the run was in flight. */
-			run.exit = (struct sbx_frame_exit){
+			run.exit = (struct sbx__frame_exit){
 				.status = SBX_FRAME_ST_SIGNALED, .code = 137, .signal = 9};
 			run.have_exit = 1;
 			break;
@@ -422,7 +428,10 @@ int sbx__chan_run(struct docker *d, struct box *b, const struct sbx_run_req *req
 	return 0;
 }
 
-int sbx__docker_run(struct docker *d, struct box *b, const struct sbx_run_req *req, sbx_result *res)
+int sbx__docker_run(struct sbx__docker *d,
+		    struct sbx__docker_box *b,
+		    const struct sbx__run_req *req,
+		    sbx_result *res)
 {
 	int rc = sbx__chan_run(d, b, req, res);
 

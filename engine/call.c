@@ -23,7 +23,7 @@
 
 /* Performs a request and decodes a JSON answer (if wanted). Non-2xx is an error
  * carrying the Engine's message, except statuses listed in ok_also. */
-int sbx__docker_call(struct docker *d,
+int sbx__docker_call(struct sbx__docker *d,
 		     const char *method,
 		     const char *path,
 		     json_t *body,
@@ -44,7 +44,7 @@ int sbx__docker_call(struct docker *d,
 	return rc;
 }
 
-int sbx__docker_call_text(struct docker *d,
+int sbx__docker_call_text(struct sbx__docker *d,
 			  const char *method,
 			  const char *path,
 			  const char *text,
@@ -52,7 +52,7 @@ int sbx__docker_call_text(struct docker *d,
 			  long *status_out,
 			  json_t **out)
 {
-	struct sbx_buf resp = {0};
+	struct sbx__buf resp = {0};
 	char msg[512];
 	long status = 0;
 	int rc;
@@ -105,7 +105,7 @@ char *sbx__url_escape(const char *s)
 	return r;
 }
 
-int sbx__docker_remove(struct docker *d, const char *id)
+int sbx__docker_remove(struct sbx__docker *d, const char *id)
 {
 	char path[256];
 	long status = 0;
@@ -132,7 +132,7 @@ int sbx__docker_remove(struct docker *d, const char *id)
 	return rc;
 }
 
-int sbx__docker_kill(struct docker *d, struct box *b)
+int sbx__docker_kill(struct sbx__docker *d, struct sbx__docker_box *b)
 {
 	char path[256];
 	long status = 0;
@@ -142,7 +142,7 @@ int sbx__docker_kill(struct docker *d, struct box *b)
 	return sbx__docker_call(d, "POST", path, NULL, 0, &status, NULL);
 }
 
-int sbx__docker_list_ours(struct docker *d, const char *tenant, int only_local, json_t **out)
+int sbx__docker_list_ours(struct sbx__docker *d, const char *tenant, int only_local, json_t **out)
 {
 	_cleanup_json_ json_t *filters = NULL;
 	_sbx_cleanup_free_ char *ftext = NULL, *fesc = NULL;

@@ -15,19 +15,19 @@
 #include "engine/chan-int.h"
 #include "util/secmem.h"
 
-void sbx__chan_rx_init(struct sbx_chan_rx *rx)
+void sbx__chan_rx_init(struct sbx__chan_rx *rx)
 {
 	memset(rx, 0, sizeof(*rx));
 	sbx__chan_decoder_init(&rx->dec, SBX_CHAN_TO_HOST);
 	rx->diag.cap = SBX_CHAN_DIAG_MAX;
 }
 
-void sbx__chan_rx_done(struct sbx_chan_rx *rx)
+void sbx__chan_rx_done(struct sbx__chan_rx *rx)
 {
 	sbx__buf_clear(&rx->diag);
 }
 
-static int violation(struct sbx_chan_rx *rx, const char *why)
+static int violation(struct sbx__chan_rx *rx, const char *why)
 {
 	if (!rx->why)
 		rx->why = why;
@@ -35,7 +35,7 @@ static int violation(struct sbx_chan_rx *rx, const char *why)
 }
 
 /* Program output goes raw to core's sink, which redacts, caps and keeps it. */
-static int on_output(struct sbx_chan_run *run, int stream, const unsigned char *p, size_t len)
+static int on_output(struct sbx__chan_run *run, int stream, const unsigned char *p, size_t len)
 {
 	int rc =
 		run->req && run->req->sink ? run->req->sink(run->req->sink_arg, stream, p, len) : 0;
@@ -49,8 +49,8 @@ static int on_output(struct sbx_chan_run *run, int stream, const unsigned char *
 
 static int on_frame(int type, unsigned int id, const unsigned char *p, size_t len, void *arg)
 {
-	struct sbx_chan_rx *rx = arg;
-	struct sbx_chan_run *run = rx->run;
+	struct sbx__chan_rx *rx = arg;
+	struct sbx__chan_run *run = rx->run;
 	uint32_t credit;
 
 	if (rx->closed)
@@ -102,7 +102,7 @@ static int on_frame(int type, unsigned int id, const unsigned char *p, size_t le
 }
 
 /* Bytes of the init's stdout stream. */
-static int feed_frames(struct sbx_chan_rx *rx, const unsigned char *p, size_t n)
+static int feed_frames(struct sbx__chan_rx *rx, const unsigned char *p, size_t n)
 {
 	int rc = sbx__chan_feed(&rx->dec, p, n, on_frame, rx);
 
@@ -112,7 +112,7 @@ static int feed_frames(struct sbx_chan_rx *rx, const unsigned char *p, size_t n)
 	return rc;
 }
 
-int sbx__chan_rx_feed(struct sbx_chan_rx *rx, const unsigned char *p, size_t n)
+int sbx__chan_rx_feed(struct sbx__chan_rx *rx, const unsigned char *p, size_t n)
 {
 	int rc;
 
@@ -200,9 +200,9 @@ int sbx__chan_encode_request(unsigned char **out,
 			     size_t *out_len,
 			     size_t *alloc_len,
 			     unsigned int id,
-			     const struct sbx_run_req *req)
+			     const struct sbx__run_req *req)
 {
-	struct sbx_chan_open o = {.deadline_ms = req->timeout_ms};
+	struct sbx__chan_open o = {.deadline_ms = req->timeout_ms};
 	unsigned char op[SBX_FRAME_OPEN_LEN];
 	unsigned char *buf, *spec;
 	size_t len = strlen(req->workdir) + 1, total, k = 0;
@@ -247,9 +247,9 @@ int sbx__chan_encode_request(unsigned char **out,
 	return 0;
 }
 
-void sbx__chan_fill_status(const struct sbx_frame_exit *e, sbx_result *res)
+void sbx__chan_fill_status(const struct sbx__frame_exit *e, sbx_result *res)
 {
-	switch ((enum sbx_frame_status)e->status) {
+	switch ((enum sbx__frame_status)e->status) {
 	case SBX_FRAME_ST_EXITED:
 		/* A shell reports its OOM-killed child as 137: still an OOM. */
 		res->status = (e->flags & SBX_FRAME_F_OOM) && e->code == 137 ? SBX_RUN_OOM

@@ -14,8 +14,8 @@
 #include "util/cleanup.h"
 #include "util/time.h"
 
-struct docker {
-	struct sbx_http http;
+struct sbx__docker {
+	struct sbx__http http;
 	char *init_path;
 	char *resolv_path;    /* beside the init: the sandbox's /etc/resolv.conf */
 	char init_error[512]; /* why the init cannot be used; creating then fails */
@@ -25,9 +25,9 @@ struct docker {
 	char *hosts_file; /* resolves allowlist names instead of the host's resolver; NULL: none */
 };
 
-struct sbx_chan;
+struct sbx__chan;
 
-struct box {
+struct sbx__docker_box {
 	char *id;
 	/* Its container name, "sbx-<hex>", and whether an egress link and
 	 * rules exist on the host for it (netpolicy/). */
@@ -39,14 +39,14 @@ struct box {
 	int dead;     /* killed by the host (deadline or cancel): runs are refused */
 	/* The init's run channel (engine/attach.c), held by the creating handle
 	 * only; NULL: runs use docker exec. */
-	struct sbx_chan *chan;
+	struct sbx__chan *chan;
 };
 
 /* engine/call.c: the Engine requests the files of the backend share. */
 
 /* One Engine request with an optional JSON body and answer. A non-2xx status
  * is an error carrying the Engine's message (SBX_ENOTFOUND for 404). */
-int sbx__docker_call(struct docker *d,
+int sbx__docker_call(struct sbx__docker *d,
 		     const char *method,
 		     const char *path,
 		     json_t *body,
@@ -54,7 +54,7 @@ int sbx__docker_call(struct docker *d,
 		     long *status_out,
 		     json_t **out);
 /* As sbx__docker_call, with the body given as JSON text (NULL: none). */
-int sbx__docker_call_text(struct docker *d,
+int sbx__docker_call_text(struct sbx__docker *d,
 			  const char *method,
 			  const char *path,
 			  const char *text,
@@ -62,20 +62,20 @@ int sbx__docker_call_text(struct docker *d,
 			  long *status_out,
 			  json_t **out);
 /* Kills the sandbox's container (it is then removed by AutoRemove) and marks it dead. */
-int sbx__docker_kill(struct docker *d, struct box *b);
+int sbx__docker_kill(struct sbx__docker *d, struct sbx__docker_box *b);
 /* Lists the containers labelled as ours (of one tenant, or this host's only). */
-int sbx__docker_list_ours(struct docker *d, const char *tenant, int only_local, json_t **out);
+int sbx__docker_list_ours(struct sbx__docker *d, const char *tenant, int only_local, json_t **out);
 /* Whether labels[key] is exactly value. */
 int sbx__label_is(json_t *labels, const char *key, const char *value);
 /* URL-escapes s; free() the result. NULL when out of memory. */
 char *sbx__url_escape(const char *s);
 /* Removes a container of ours; gone already counts as removed. */
-int sbx__docker_remove(struct docker *d, const char *id);
+int sbx__docker_remove(struct sbx__docker *d, const char *id);
 /* engine/exec.c: runs one request in the sandbox through `sbx-init run`
  * under docker exec. */
-int sbx__docker_exec(struct docker *d,
-		     struct box *b,
-		     const struct sbx_run_req *req,
+int sbx__docker_exec(struct sbx__docker *d,
+		     struct sbx__docker_box *b,
+		     const struct sbx__run_req *req,
 		     sbx_result *res);
 /* The reaper's halves (engine/reap.c): the vtable's reap_list,
  * reap_remove and reap_sweep. */
@@ -114,7 +114,7 @@ int sbx__docker_check_image_volumes(json_t *image_inspect,
 char *sbx__seccomp_profile_json(void);
 
 /* The docker backend's table (backends/registry.c opens it). */
-extern const struct sbx_backend_ops sbx__docker_ops;
+extern const struct sbx__backend_ops sbx__docker_ops;
 
 /* Labels: every container of ours carries these. */
 #define SBX_LABEL_PREFIX "io.sandboxio."

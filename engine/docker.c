@@ -136,7 +136,7 @@ static int resolve_resolv(char **out, const char *init_path)
 
 static void d_free(void *state)
 {
-	struct docker *d = state;
+	struct sbx__docker *d = state;
 
 	if (!d)
 		return;
@@ -151,7 +151,7 @@ static int d_open(const sbx_backend_options *o, void **state)
 {
 	_sbx_cleanup_free_ char *sock = NULL;
 	_cleanup_json_ json_t *info = NULL;
-	struct docker *d;
+	struct sbx__docker *d;
 	json_t *rt;
 	long status = 0;
 	int rc;
@@ -202,7 +202,7 @@ static int d_open(const sbx_backend_options *o, void **state)
 
 static int d_check(void *state, const sbx_policy *p)
 {
-	struct docker *d = state;
+	struct sbx__docker *d = state;
 
 	if (d->init_error[0])
 		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE, "%s", d->init_error);
@@ -230,8 +230,11 @@ static int d_check(void *state, const sbx_policy *p)
 
 /* ===== Create ===== */
 
-static json_t *labels_for(
-	struct docker *d, const sbx_policy *p, const char *session, time_t created, time_t deadline)
+static json_t *labels_for(struct sbx__docker *d,
+			  const sbx_policy *p,
+			  const char *session,
+			  time_t created,
+			  time_t deadline)
 {
 	char buf[256];
 	size_t used;
@@ -314,7 +317,7 @@ static json_t *tmpfs_for(const sbx_policy *p, unsigned uid, int disk, int64_t *s
 	return t;
 }
 
-static json_t *create_body(struct docker *d,
+static json_t *create_body(struct sbx__docker *d,
 			   const sbx_policy *p,
 			   const char *session,
 			   time_t deadline,
@@ -467,7 +470,7 @@ int sbx__docker_check_mounts(json_t *mounts,
 	return 0;
 }
 
-static int check_readback(struct docker *d,
+static int check_readback(struct sbx__docker *d,
 			  const char *id,
 			  const char *session,
 			  int disk,
@@ -538,9 +541,9 @@ static int check_readback(struct docker *d,
  * labels the sandbox, so that close and the reaper know it has a link and
  * rules on the host.
  */
-static int egress_plan(struct docker *d, const sbx_policy *p, struct sbx_np_plan *plan)
+static int egress_plan(struct sbx__docker *d, const sbx_policy *p, struct sbx__np_plan *plan)
 {
-	struct sbx_host_addr *own = NULL;
+	struct sbx__host_addr *own = NULL;
 	size_t own_n = 0;
 	int v6_ok = 0, rc;
 
@@ -555,7 +558,7 @@ static int egress_plan(struct docker *d, const sbx_policy *p, struct sbx_np_plan
 }
 
 /* Writes a resolved plan's pins and label into the create request. */
-static void egress_apply(const struct sbx_np_plan *plan, json_t *body)
+static void egress_apply(const struct sbx__np_plan *plan, json_t *body)
 {
 	json_t *pins = json_array();
 
@@ -675,7 +678,7 @@ static int uid_lock(uint64_t deadline)
 
 /* Chooses a uid that no container of ours carries and the host does not use.
  * Call under uid_lock(). */
-static int uid_pick(struct docker *d, unsigned *out)
+static int uid_pick(struct sbx__docker *d, unsigned *out)
 {
 	_cleanup_json_ json_t *list = NULL;
 	_sbx_cleanup_free_ unsigned char *used = calloc(SBX_UID_COUNT / 8, 1);
@@ -719,17 +722,17 @@ static int uid_pick(struct docker *d, unsigned *out)
 static int
 d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_tier *tier_out)
 {
-	struct docker *d = state;
+	struct sbx__docker *d = state;
 	_cleanup_json_ json_t *body = NULL, *resp = NULL, *img = NULL;
 	_sbx_cleanup_free_ char *ref = NULL, *id = NULL;
 	uint64_t deadline = sbx__mono_ms() + p->timeout_ms[SBX_TIMEOUT_CREATE];
 	unsigned char rnd[6];
 	char session[32], path[512];
 	json_t *warn;
-	struct box *b;
-	struct sbx_chan *chan = NULL;
+	struct sbx__docker_box *b;
+	struct sbx__chan *chan = NULL;
 	long status = 0;
-	_sbx_cleanup_(sbx__netpolicy_plan_clear) struct sbx_np_plan plan = {0};
+	_sbx_cleanup_(sbx__netpolicy_plan_clear) struct sbx__np_plan plan = {0};
 	pid_t pid = 0;
 	_sbx_cleanup_close_ int lock = -1;
 	unsigned uid = 0;
@@ -908,12 +911,12 @@ static int parse_kv_label(const char *text, const char *key, uint64_t *out)
 static int
 d_open_box(void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier *tier_out)
 {
-	struct docker *d = state;
+	struct sbx__docker *d = state;
 	_cleanup_json_ json_t *info = NULL;
 	const char *limits, *timeouts, *workdir, *tenant;
 	char path[256];
 	json_t *labels;
-	struct box *b;
+	struct sbx__docker_box *b;
 	uint64_t v;
 	long status = 0;
 	int rc;
@@ -1000,7 +1003,7 @@ d_open_box(void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier 
 
 static void d_release(void *state, void *box)
 {
-	struct box *b = box;
+	struct sbx__docker_box *b = box;
 
 	(void)state;
 	if (!b)
@@ -1012,7 +1015,7 @@ static void d_release(void *state, void *box)
 
 static int d_destroy(void *state, void *box)
 {
-	struct box *b = box;
+	struct sbx__docker_box *b = box;
 	int rc;
 
 	if (!b)
@@ -1039,9 +1042,9 @@ static int d_kill(void *state, void *box)
 	return rc;
 }
 
-static int d_run(void *state, void *box, const struct sbx_run_req *req, sbx_result *res)
+static int d_run(void *state, void *box, const struct sbx__run_req *req, sbx_result *res)
 {
-	struct box *b = box;
+	struct sbx__docker_box *b = box;
 	int rc = sbx__docker_run(state, box, req, res);
 
 	/* The disk is the witness: full when the run ended. */
@@ -1111,9 +1114,9 @@ static int d_image_exists(void *state, const char *ref)
 
 static int d_import_image(void *state, const char *tar_path, const char *ref)
 {
-	struct docker *d = state;
+	struct sbx__docker *d = state;
 	_sbx_cleanup_free_ char *repo = NULL, *erepo = NULL, *etag = NULL, *c1 = NULL, *c2 = NULL;
-	struct sbx_buf resp = {0};
+	struct sbx__buf resp = {0};
 	char path[1024], *colon, *line, *save = NULL;
 	long status = 0;
 	int rc;
@@ -1162,7 +1165,7 @@ static int d_import_image(void *state, const char *tar_path, const char *ref)
 	return rc;
 }
 
-const struct sbx_backend_ops sbx__docker_ops = {
+const struct sbx__backend_ops sbx__docker_ops = {
 	.version = SBX_BACKEND_OPS_VERSION,
 	.name = "docker",
 	.host_choices = 1,

@@ -32,10 +32,10 @@
 #define INIT_DIAG_MAX 4096
 
 struct run_io {
-	const struct sbx_run_req *req;
-	struct sbx_buf diag; /* the init's own stderr */
-	struct sbx_frame_decoder dec;
-	struct sbx_frame_exit exit;
+	const struct sbx__run_req *req;
+	struct sbx__buf diag; /* the init's own stderr */
+	struct sbx__frame_decoder dec;
+	struct sbx__frame_exit exit;
 	int have_exit;
 	int canceled;
 	/* Engine stream demultiplexer. */
@@ -51,7 +51,7 @@ static int on_frame(int type, const unsigned char *p, size_t len, void *arg)
 	struct run_io *io = arg;
 	int stream = 0, rc;
 
-	switch ((enum sbx_frame_type)type) {
+	switch ((enum sbx__frame_type)type) {
 	case SBX_FRAME_STDOUT:
 		stream = SBX_STREAM_STDOUT;
 		break;
@@ -115,7 +115,7 @@ static int demux(struct run_io *io, const unsigned char *p, size_t n)
 }
 
 /* The exec request without its Env. */
-static json_t *exec_body(const struct sbx_run_req *req)
+static json_t *exec_body(const struct sbx__run_req *req)
 {
 	char dl[32];
 	json_t *cmd;
@@ -144,7 +144,7 @@ static json_t *exec_body(const struct sbx_run_req *req)
  * every record it shows: exec and container inspect, and the container's
  * config on disk (tests/contract/test_docker_secrets.c checks each).
  */
-static char *exec_text(const struct sbx_run_req *req, size_t *size_out)
+static char *exec_text(const struct sbx__run_req *req, size_t *size_out)
 {
 	_cleanup_json_ json_t *body = exec_body(req);
 	_sbx_cleanup_free_ char *rest = NULL;
@@ -184,7 +184,7 @@ static char *exec_text(const struct sbx_run_req *req, size_t *size_out)
  * log ("form data"), an exec's Env included. A secret would then be on the
  * daemon's disk, so runs with secrets are refused on such a daemon.
  */
-static int refuse_debug_daemon(struct docker *d)
+static int refuse_debug_daemon(struct sbx__docker *d)
 {
 	_cleanup_json_ json_t *info = NULL;
 	long status = 0;
@@ -202,7 +202,7 @@ static int refuse_debug_daemon(struct docker *d)
 }
 
 /* The exit code dockerd recorded for an exec, or -1. */
-static long long exec_exit_code(struct docker *d, const char *exec_id)
+static long long exec_exit_code(struct sbx__docker *d, const char *exec_id)
 {
 	_cleanup_json_ json_t *info = NULL;
 	char path[256];
@@ -215,13 +215,13 @@ static long long exec_exit_code(struct docker *d, const char *exec_id)
 	return json_integer_value(json_object_get(info, "ExitCode"));
 }
 
-int sbx__docker_exec(struct docker *d,
-		     struct box *b,
-		     const struct sbx_run_req *req,
+int sbx__docker_exec(struct sbx__docker *d,
+		     struct sbx__docker_box *b,
+		     const struct sbx__run_req *req,
 		     sbx_result *res)
 {
 	_cleanup_json_ json_t *resp = NULL;
-	struct sbx_hijack hj = {.fd = -1};
+	struct sbx__hijack hj = {.fd = -1};
 	struct run_io io = {.req = req};
 	const unsigned char *in = req->stdin_data;
 	size_t in_left = req->stdin_len;
@@ -344,12 +344,12 @@ int sbx__docker_exec(struct docker *d,
 		sbx__docker_kill(d, b);
 		if (req->ended)
 			*req->ended = SBX__ENDED_TIMEOUT;
-		io.exit = (struct sbx_frame_exit){.status = SBX_FRAME_ST_TIMEOUT, .code = 124};
+		io.exit = (struct sbx__frame_exit){.status = SBX_FRAME_ST_TIMEOUT, .code = 124};
 		io.have_exit = 1;
 	}
 	if (!io.have_exit && __atomic_load_n(&b->dead, __ATOMIC_SEQ_CST)) {
 		/* Killed through sbx_sandbox_kill() while the run was in flight. */
-		io.exit = (struct sbx_frame_exit){
+		io.exit = (struct sbx__frame_exit){
 			.status = SBX_FRAME_ST_SIGNALED, .code = 137, .signal = 9};
 		io.have_exit = 1;
 	}

@@ -33,7 +33,7 @@ static void curl_global(void)
 	curl_global_init(CURL_GLOBAL_NOTHING);
 }
 
-int sbx__http_init(struct sbx_http *h, const char *sock, long timeout_ms)
+int sbx__http_init(struct sbx__http *h, const char *sock, long timeout_ms)
 {
 	if (strlen(sock) > SBX_UNIX_PATH_MAX)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_ENGINE,
@@ -48,7 +48,7 @@ int sbx__http_init(struct sbx_http *h, const char *sock, long timeout_ms)
 	return 0;
 }
 
-void sbx__http_done(struct sbx_http *h)
+void sbx__http_done(struct sbx__http *h)
 {
 	free(h->sock);
 	h->sock = NULL;
@@ -56,14 +56,14 @@ void sbx__http_done(struct sbx_http *h)
 
 static size_t on_body(char *p, size_t size, size_t n, void *arg)
 {
-	struct sbx_buf *b = arg;
+	struct sbx__buf *b = arg;
 
 	if (sbx__buf_append(b, p, size * n) < 0)
 		return 0;
 	return size * n;
 }
 
-static CURL *easy(struct sbx_http *h, const char *method, const char *path, long timeout_ms)
+static CURL *easy(struct sbx__http *h, const char *method, const char *path, long timeout_ms)
 {
 	char url[2048];
 	CURL *c = curl_easy_init();
@@ -81,7 +81,7 @@ static CURL *easy(struct sbx_http *h, const char *method, const char *path, long
 	return c;
 }
 
-static int transport_error(struct sbx_http *h, CURLcode cc, const char *method, const char *path)
+static int transport_error(struct sbx__http *h, CURLcode cc, const char *method, const char *path)
 {
 	if (cc == CURLE_COULDNT_CONNECT)
 		return sbx__error_set(
@@ -97,13 +97,13 @@ static int transport_error(struct sbx_http *h, CURLcode cc, const char *method, 
 			      curl_easy_strerror(cc));
 }
 
-int sbx__http_call(struct sbx_http *h,
+int sbx__http_call(struct sbx__http *h,
 		   const char *method,
 		   const char *path,
 		   const char *body,
 		   long timeout_ms,
 		   long *status,
-		   struct sbx_buf *resp)
+		   struct sbx__buf *resp)
 {
 	struct curl_slist *hdr = NULL;
 	CURLcode cc;
@@ -138,12 +138,12 @@ static size_t on_read(char *p, size_t size, size_t n, void *arg)
 	return fread(p, size, n, arg);
 }
 
-int sbx__http_upload(struct sbx_http *h,
+int sbx__http_upload(struct sbx__http *h,
 		     const char *path,
 		     const char *file,
 		     long timeout_ms,
 		     long *status,
-		     struct sbx_buf *resp)
+		     struct sbx__buf *resp)
 {
 	struct curl_slist *hdr = NULL;
 	CURLcode cc;
@@ -207,11 +207,11 @@ static int send_all(int fd, const char *p, size_t n, long deadline)
 	return 0;
 }
 
-int sbx__http_hijack(struct sbx_http *h,
+int sbx__http_hijack(struct sbx__http *h,
 		     const char *path,
 		     const char *body,
 		     long timeout_ms,
-		     struct sbx_hijack *out)
+		     struct sbx__hijack *out)
 {
 	char req[4096], head[SBX_HIJACK_HEAD_MAX];
 	size_t hlen = 0;
@@ -296,7 +296,7 @@ int sbx__http_hijack(struct sbx_http *h,
 	if (sscanf(head, "HTTP/1.%*1[01] %ld", &status) != 1 || (status != 101 && status != 200)) {
 		char msg[512];
 		const char *body_start = end + 4;
-		struct sbx_buf b = {0};
+		struct sbx__buf b = {0};
 
 		sbx__buf_append(&b, body_start, hlen - (size_t)(body_start - head));
 		sbx__http_message(&b, msg, sizeof(msg));
@@ -328,7 +328,7 @@ int sbx__http_hijack(struct sbx_http *h,
 	return 0;
 }
 
-void sbx__hijack_close(struct sbx_hijack *hj)
+void sbx__hijack_close(struct sbx__hijack *hj)
 {
 	if (hj->curl)
 		curl_easy_cleanup(hj->curl);
@@ -336,7 +336,7 @@ void sbx__hijack_close(struct sbx_hijack *hj)
 	hj->fd = -1;
 }
 
-const char *sbx__http_message(const struct sbx_buf *resp, char *dst, size_t dst_len)
+const char *sbx__http_message(const struct sbx__buf *resp, char *dst, size_t dst_len)
 {
 	json_t *root = NULL, *m;
 

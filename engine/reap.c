@@ -42,7 +42,7 @@ static int session_alive(const char *session, void *payload)
 int sbx__docker_reap_list(
 	void *state, const char *tenant, int only_local, sbx__reap_fn fn, void *arg)
 {
-	struct docker *d = state;
+	struct sbx__docker *d = state;
 	_cleanup_json_ json_t *list = NULL;
 	struct sbx__owner self = {0};
 	json_t *c;

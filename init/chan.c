@@ -77,7 +77,7 @@ struct run {
 	unsigned char *ibuf; /* input the pipe has not taken yet, within the window */
 	size_t ilen;
 	uint32_t credit; /* input consumed and not yet reported */
-	struct sbx_frame_decoder *dec;
+	struct sbx__frame_decoder *dec;
 	int exit_out; /* its EXIT is queued (or the channel closed): nothing more for it */
 	int failed;   /* the supervisor broke down: report once it is reaped */
 	char why[200];
@@ -628,7 +628,7 @@ static void read_frames(struct run *r)
 /* A supervisor that broke down: say why, and end the run for the host. */
 static void report_failure(struct run *r)
 {
-	struct sbx_frame_exit ex = {.status = SBX_FRAME_ST_EXECFAIL, .code = 126};
+	struct sbx__frame_exit ex = {.status = SBX_FRAME_ST_EXECFAIL, .code = 126};
 	unsigned char p[SBX_FRAME_EXIT_LEN];
 	size_t n = strlen(r->why);
 
@@ -781,9 +781,9 @@ static void settle(void)
 
 int sbx_init_chan_serve(long long deadline)
 {
-	struct sbx_chan_hello hello = {.version = SBX_CHAN_VERSION,
-				       .runs_max = SBX_CHAN_RUNS_MAX,
-				       .window = SBX_CHAN_WINDOW};
+	struct sbx__chan_hello hello = {.version = SBX_CHAN_VERSION,
+					.runs_max = SBX_CHAN_RUNS_MAX,
+					.window = SBX_CHAN_WINDOW};
 	unsigned char hp[SBX_FRAME_HELLO_LEN];
 	sigset_t all;
 	size_t i;

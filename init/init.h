@@ -143,12 +143,12 @@ struct sbx_init_slot {
 };
 
 struct sbx_init_req {
-	struct sbx_chan_decoder dec;
+	struct sbx__chan_decoder dec;
 	const struct sbx_init_req_ops *ops;
 	void *arg;
 	struct sbx_init_slot slot[SBX_CHAN_RUNS_MAX];
 	unsigned int pend_id; /* the run whose spec is being received, or 0 */
-	struct sbx_chan_open pend;
+	struct sbx__chan_open pend;
 	unsigned char *blob;
 	uint32_t have;
 	const char *why; /* the first violation; nothing is accepted after it */

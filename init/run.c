@@ -537,7 +537,7 @@ int sbx_init_supervise_start(long long deadline_ms, const char *cwd, char **prog
 	struct spawn_args sa;
 	struct exec_report rep;
 	int exec_failed = 0;
-	struct sbx_frame_exit ex;
+	struct sbx__frame_exit ex;
 	unsigned char payload[SBX_FRAME_EXIT_LEN];
 	struct rusage ru;
 

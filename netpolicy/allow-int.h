@@ -25,7 +25,7 @@
 #define SBX_NP_GATEWAY4 "169.254.1.1"
 #define SBX_NP_GATEWAY6 "fe80::1"
 
-struct sbx_allow {
+struct sbx__allow {
 	int kind;	  /* SBX_ALLOW_HOST or SBX_ALLOW_CIDR */
 	char *name;	  /* host: the name, lower case; cidr: canonical "ADDR/LEN" */
 	int family;	  /* cidr: AF_INET or AF_INET6; host: 0 */
@@ -36,22 +36,22 @@ struct sbx_allow {
 
 /* Each parser validates fully and fills *out (out->name is malloc'ed) or
  * records SBX_EINVALID naming the problem and leaves *out untouched. */
-int sbx__allow_parse_cidr(struct sbx_allow *out, const char *cidr, uint16_t port);
-int sbx__allow_parse_host(struct sbx_allow *out, const char *name, uint16_t port);
+int sbx__allow_parse_cidr(struct sbx__allow *out, const char *cidr, uint16_t port);
+int sbx__allow_parse_host(struct sbx__allow *out, const char *name, uint16_t port);
 /* "CIDR[:PORT]": 198.51.100.0/24, 198.51.100.7:443, 2001:db8::/32:443,
  * [2001:db8::1]:443, 2001:db8::1. */
-int sbx__allow_parse_cidr_spec(struct sbx_allow *out, const char *spec);
+int sbx__allow_parse_cidr_spec(struct sbx__allow *out, const char *spec);
 /* "NAME[:PORT]". */
-int sbx__allow_parse_host_spec(struct sbx_allow *out, const char *spec);
-void sbx__allow_clear(struct sbx_allow *a);
-int sbx__allow_same(const struct sbx_allow *a, const struct sbx_allow *b);
+int sbx__allow_parse_host_spec(struct sbx__allow *out, const char *spec);
+void sbx__allow_clear(struct sbx__allow *a);
+int sbx__allow_same(const struct sbx__allow *a, const struct sbx__allow *b);
 
 /*
  * An address of this host for egress purposes: one of its own (plen 0: the
  * exact address), or the subnet of a bridge on it (Docker's among them),
  * where other containers live. ifname names the interface in messages.
  */
-struct sbx_host_addr {
+struct sbx__host_addr {
 	int family;
 	uint8_t addr[16];
 	uint8_t plen;
@@ -59,7 +59,7 @@ struct sbx_host_addr {
 };
 
 /* A range no sandbox ever reaches (netpolicy/special.c). */
-struct sbx_special {
+struct sbx__special {
 	int family;
 	uint8_t addr[16];
 	uint8_t plen;
@@ -67,7 +67,7 @@ struct sbx_special {
 };
 
 /* The fixed table of never-reachable ranges (both families). */
-size_t sbx__special_table(const struct sbx_special **out);
+size_t sbx__special_table(const struct sbx__special **out);
 
 #define SBX_SPECIAL_NONE 0
 #define SBX_SPECIAL_INSIDE 1   /* the prefix lies inside (or is) a special range: refuse */
@@ -83,13 +83,13 @@ size_t sbx__special_table(const struct sbx_special **out);
 int sbx__special_overlap(int family,
 			 const uint8_t *addr,
 			 unsigned plen,
-			 const struct sbx_host_addr *host,
+			 const struct sbx__host_addr *host,
 			 size_t host_n,
 			 char *desc,
 			 size_t desc_len);
 
 /* One destination rule of a sandbox. */
-struct sbx_np_rule {
+struct sbx__np_rule {
 	int family;
 	uint8_t addr[16];
 	uint8_t plen;
@@ -97,12 +97,12 @@ struct sbx_np_rule {
 };
 
 /* What a backend enforces for one sandbox: rules, and the pinned names. */
-struct sbx_np_plan {
-	struct sbx_np_rule *rules;
+struct sbx__np_plan {
+	struct sbx__np_rule *rules;
 	size_t n;
 	char **pins; /* "name:address", Docker's ExtraHosts form */
 	size_t pins_n;
-	struct sbx_host_addr *never; /* this host's addresses and bridges, dropped first */
+	struct sbx__host_addr *never; /* this host's addresses and bridges, dropped first */
 	size_t never_n;
 	int has_v4, has_v6;
 };
@@ -119,14 +119,14 @@ struct sbx_np_plan {
  * SBX_EDENIED (a CIDR inside, or a name resolving to, a never-reachable
  * address), SBX_EUNSUPPORTED, SBX_ENOMEM.
  */
-int sbx__netpolicy_plan(struct sbx_np_plan *out,
-			const struct sbx_allow *allow,
+int sbx__netpolicy_plan(struct sbx__np_plan *out,
+			const struct sbx__allow *allow,
 			size_t n,
 			const char *hosts_file,
 			int v6_ok,
-			const struct sbx_host_addr *host_addrs,
+			const struct sbx__host_addr *host_addrs,
 			size_t host_n);
-void sbx__netpolicy_plan_clear(struct sbx_np_plan *p);
+void sbx__netpolicy_plan_clear(struct sbx__np_plan *p);
 
 /* Formats an address ("198.51.100.7", "2001:db8::1"); netpolicy/addr.c. */
 void sbx__addr_format(int family, const uint8_t *addr, char *dst, size_t len);

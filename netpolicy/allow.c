@@ -60,7 +60,7 @@ static int parse_plen(const char *s, unsigned max, unsigned *out)
 	return 0;
 }
 
-int sbx__allow_parse_cidr(struct sbx_allow *out, const char *cidr, uint16_t port)
+int sbx__allow_parse_cidr(struct sbx__allow *out, const char *cidr, uint16_t port)
 {
 	char buf[64], canon[80], addrtxt[INET6_ADDRSTRLEN], why[256];
 	uint8_t a[16] = {0};
@@ -123,16 +123,16 @@ int sbx__allow_parse_cidr(struct sbx_allow *out, const char *cidr, uint16_t port
 	name = strdup(canon);
 	if (!name)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
-	*out = (struct sbx_allow){.kind = SBX_ALLOW_CIDR,
-				  .name = name,
-				  .family = family,
-				  .plen = (uint8_t)plen,
-				  .port = port};
+	*out = (struct sbx__allow){.kind = SBX_ALLOW_CIDR,
+				   .name = name,
+				   .family = family,
+				   .plen = (uint8_t)plen,
+				   .port = port};
 	memcpy(out->addr, a, 16);
 	return 0;
 }
 
-int sbx__allow_parse_host(struct sbx_allow *out, const char *name, uint16_t port)
+int sbx__allow_parse_host(struct sbx__allow *out, const char *name, uint16_t port)
 {
 	char buf[256];
 	uint8_t a[16];
@@ -193,7 +193,7 @@ int sbx__allow_parse_host(struct sbx_allow *out, const char *name, uint16_t port
 	dup = strdup(buf);
 	if (!dup)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
-	*out = (struct sbx_allow){.kind = SBX_ALLOW_HOST, .name = dup, .port = port};
+	*out = (struct sbx__allow){.kind = SBX_ALLOW_HOST, .name = dup, .port = port};
 	return 0;
 }
 
@@ -218,7 +218,7 @@ bad:
 	return err("'%s': port '%s' is not a number in 1..65535", spec, p);
 }
 
-int sbx__allow_parse_cidr_spec(struct sbx_allow *out, const char *spec)
+int sbx__allow_parse_cidr_spec(struct sbx__allow *out, const char *spec)
 {
 	char buf[96], *port = NULL, *colon;
 	uint16_t pv = 0;
@@ -252,7 +252,7 @@ int sbx__allow_parse_cidr_spec(struct sbx_allow *out, const char *spec)
 	return sbx__allow_parse_cidr(out, buf, pv);
 }
 
-int sbx__allow_parse_host_spec(struct sbx_allow *out, const char *spec)
+int sbx__allow_parse_host_spec(struct sbx__allow *out, const char *spec)
 {
 	char buf[300], *colon;
 	uint16_t pv = 0;
@@ -274,7 +274,7 @@ int sbx__allow_parse_host_spec(struct sbx_allow *out, const char *spec)
 	return sbx__allow_parse_host(out, buf, pv);
 }
 
-void sbx__allow_clear(struct sbx_allow *a)
+void sbx__allow_clear(struct sbx__allow *a)
 {
 	if (!a)
 		return;
@@ -282,14 +282,14 @@ void sbx__allow_clear(struct sbx_allow *a)
 	memset(a, 0, sizeof(*a));
 }
 
-int sbx__allow_same(const struct sbx_allow *a, const struct sbx_allow *b)
+int sbx__allow_same(const struct sbx__allow *a, const struct sbx__allow *b)
 {
 	return a->kind == b->kind && a->port == b->port && strcmp(a->name, b->name) == 0;
 }
 
 /* ===== The plan ===== */
 
-void sbx__netpolicy_plan_clear(struct sbx_np_plan *p)
+void sbx__netpolicy_plan_clear(struct sbx__np_plan *p)
 {
 	if (!p)
 		return;
@@ -301,9 +301,9 @@ void sbx__netpolicy_plan_clear(struct sbx_np_plan *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static int add_rule(struct sbx_np_plan *p, const struct sbx_np_rule *r)
+static int add_rule(struct sbx__np_plan *p, const struct sbx__np_rule *r)
 {
-	struct sbx_np_rule *g = realloc(p->rules, (p->n + 1) * sizeof(*g));
+	struct sbx__np_rule *g = realloc(p->rules, (p->n + 1) * sizeof(*g));
 
 	if (!g)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
@@ -316,7 +316,7 @@ static int add_rule(struct sbx_np_plan *p, const struct sbx_np_rule *r)
 	return 0;
 }
 
-static int add_pin(struct sbx_np_plan *p, const char *name, const char *addr)
+static int add_pin(struct sbx__np_plan *p, const char *name, const char *addr)
 {
 	char **g;
 	char *pin = NULL;
@@ -415,11 +415,11 @@ static int lookup_system(const char *name, struct found *out, size_t *n)
 	return 0;
 }
 
-static int plan_host(struct sbx_np_plan *p,
-		     const struct sbx_allow *a,
+static int plan_host(struct sbx__np_plan *p,
+		     const struct sbx__allow *a,
 		     const char *hosts_file,
 		     int v6_ok,
-		     const struct sbx_host_addr *host_addrs,
+		     const struct sbx__host_addr *host_addrs,
 		     size_t host_n)
 {
 	struct found f[SBX_ALLOW_ADDRS_MAX];
@@ -447,9 +447,9 @@ static int plan_host(struct sbx_np_plan *p,
 					      a->name, txt, why);
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct sbx_np_rule r = {.family = f[i].family,
-					.plen = f[i].family == AF_INET ? 32 : 128,
-					.port = a->port};
+		struct sbx__np_rule r = {.family = f[i].family,
+					 .plen = f[i].family == AF_INET ? 32 : 128,
+					 .port = a->port};
 
 		if (f[i].family == AF_INET6 && !v6_ok)
 			continue; /* left out and not pinned: the sandbox only knows IPv4 */
@@ -468,20 +468,20 @@ static int plan_host(struct sbx_np_plan *p,
 	return 0;
 }
 
-int sbx__netpolicy_plan(struct sbx_np_plan *out,
-			const struct sbx_allow *allow,
+int sbx__netpolicy_plan(struct sbx__np_plan *out,
+			const struct sbx__allow *allow,
 			size_t n,
 			const char *hosts_file,
 			int v6_ok,
-			const struct sbx_host_addr *host_addrs,
+			const struct sbx__host_addr *host_addrs,
 			size_t host_n)
 {
-	struct sbx_np_plan p = {0};
+	struct sbx__np_plan p = {0};
 	char why[256];
 	int rc = 0;
 
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		const struct sbx_allow *a = &allow[i];
+		const struct sbx__allow *a = &allow[i];
 
 		if (a->kind == SBX_ALLOW_HOST) {
 			rc = plan_host(&p, a, hosts_file, v6_ok, host_addrs, host_n);
@@ -498,7 +498,7 @@ int sbx__netpolicy_plan(struct sbx_np_plan *out,
 					    "reaches, whatever its allowlist says",
 					    a->name, why);
 		} else {
-			struct sbx_np_rule r = {
+			struct sbx__np_rule r = {
 				.family = a->family, .plen = a->plen, .port = a->port};
 
 			memcpy(r.addr, a->addr, 16);

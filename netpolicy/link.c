@@ -203,7 +203,7 @@ add_neigh(struct nl_sock *sk, int ifindex, int family, const uint8_t *ip, const 
 
 struct ns_job {
 	int nsfd;
-	const struct sbx_np_plan *plan;
+	const struct sbx__np_plan *plan;
 	const uint8_t *a4, *a6, *host_mac;
 	int err;
 	int os; /* err is -errno, not a libnl code */
@@ -275,7 +275,7 @@ static void *ns_side(void *arg)
 		     "IPv6 gateway neighbour");
 	}
 	for (size_t i = 0; i < j->plan->n; i++) {
-		const struct sbx_np_rule *r = &j->plan->rules[i];
+		const struct sbx__np_rule *r = &j->plan->rules[i];
 		int v4 = r->family == AF_INET;
 
 		err = add_route(sk, idx, r->family, r->addr, r->plen, v4 ? gw4 : gw6,
@@ -323,7 +323,7 @@ static int make_veth(struct nl_sock *sk,
 }
 
 int sbx__nl_attach(
-	const char *name, pid_t pid, const struct sbx_np_plan *plan, uint8_t a4[4], uint8_t a6[16])
+	const char *name, pid_t pid, const struct sbx__np_plan *plan, uint8_t a4[4], uint8_t a6[16])
 {
 	_cleanup_sk_ struct nl_sock *sk = NULL;
 	_sbx_cleanup_close_ int nsfd = -1;

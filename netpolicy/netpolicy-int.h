@@ -30,11 +30,11 @@ int sbx__netpolicy_name(char dst[SBX_NP_NAME_MAX], const char *session);
  * packets nftables cannot open. *v6_ok tells whether IPv6 can be enforced.
  * Returns 0 or SBX_EUNSUPPORTED naming what is missing.
  */
-int sbx__netpolicy_check(const struct sbx_allow *a, size_t n, int *v6_ok);
+int sbx__netpolicy_check(const struct sbx__allow *a, size_t n, int *v6_ok);
 
 /* This host's own addresses (every interface) and the subnet of every
  * bridge on it (Docker's among them); free() *out. */
-int sbx__netpolicy_host_addrs(struct sbx_host_addr **out, size_t *n);
+int sbx__netpolicy_host_addrs(struct sbx__host_addr **out, size_t *n);
 
 /*
  * The nftables commands for one sandbox (one transaction): its table, and
@@ -45,7 +45,7 @@ int sbx__netpolicy_ruleset(char **out,
 			   const char *name,
 			   const uint8_t a4[4],
 			   const uint8_t a6[16],
-			   const struct sbx_np_plan *plan,
+			   const struct sbx__np_plan *plan,
 			   int reject,
 			   int docker_user);
 
@@ -54,7 +54,7 @@ int sbx__netpolicy_ruleset(char **out,
  * failure everything made so far is removed. Returns 0, SBX_EUNSUPPORTED
  * (nftables or netlink refused), SBX_ERROR, SBX_ENOMEM.
  */
-int sbx__netpolicy_attach(const char *session, pid_t pid, const struct sbx_np_plan *plan);
+int sbx__netpolicy_attach(const char *session, pid_t pid, const struct sbx__np_plan *plan);
 
 /* Removes the link, table and DOCKER-USER rules of a session. Gone already
  * counts as removed. Returns 0 or the first error. */
@@ -83,8 +83,11 @@ int sbx__nft_docker_user_rules(const char *name, long **handles, char ***names_o
 /* 1 if ip filter DOCKER-USER exists; *forward_drop: ip filter FORWARD drops. */
 int sbx__nft_docker_state(int *forward_drop);
 
-int sbx__nl_attach(
-	const char *name, pid_t pid, const struct sbx_np_plan *plan, uint8_t a4[4], uint8_t a6[16]);
+int sbx__nl_attach(const char *name,
+		   pid_t pid,
+		   const struct sbx__np_plan *plan,
+		   uint8_t a4[4],
+		   uint8_t a6[16]);
 int sbx__nl_remove(const char *name);
 int sbx__nl_exists(const char *name);
 /* Whether s is a sandbox link/table name ("sbx" + 12 lower-case hex). */

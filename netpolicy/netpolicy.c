@@ -88,7 +88,7 @@ static int legacy_filter_loaded(void)
 	return 0;
 }
 
-int sbx__netpolicy_check(const struct sbx_allow *a, size_t n, int *v6_ok)
+int sbx__netpolicy_check(const struct sbx__allow *a, size_t n, int *v6_ok)
 {
 	char *listing = NULL;
 	int rc;
@@ -123,7 +123,7 @@ int sbx__netpolicy_check(const struct sbx_allow *a, size_t n, int *v6_ok)
 }
 
 /* Appends one address or subnet; -1 without memory. */
-static int push_addr(struct sbx_host_addr **v,
+static int push_addr(struct sbx__host_addr **v,
 		     size_t *k,
 		     size_t *cap,
 		     int fam,
@@ -131,10 +131,10 @@ static int push_addr(struct sbx_host_addr **v,
 		     unsigned plen,
 		     const char *ifname)
 {
-	struct sbx_host_addr *h;
+	struct sbx__host_addr *h;
 
 	if (*k == *cap) {
-		struct sbx_host_addr *g = realloc(*v, (*cap = *cap ? *cap * 2 : 16) * sizeof(*g));
+		struct sbx__host_addr *g = realloc(*v, (*cap = *cap ? *cap * 2 : 16) * sizeof(*g));
 		if (!g)
 			return -1;
 		*v = g;
@@ -170,10 +170,10 @@ static int is_bridge(const char *ifname)
 	return access(path, F_OK) == 0;
 }
 
-int sbx__netpolicy_host_addrs(struct sbx_host_addr **out, size_t *n)
+int sbx__netpolicy_host_addrs(struct sbx__host_addr **out, size_t *n)
 {
 	struct ifaddrs *ifa = NULL;
-	struct sbx_host_addr *v = NULL;
+	struct sbx__host_addr *v = NULL;
 	size_t k = 0, cap = 0;
 
 	*out = NULL;
@@ -251,7 +251,7 @@ static int remove_rules(const char *name)
 	return first < 0 ? first : rc;
 }
 
-int sbx__netpolicy_attach(const char *session, pid_t pid, const struct sbx_np_plan *plan)
+int sbx__netpolicy_attach(const char *session, pid_t pid, const struct sbx__np_plan *plan)
 {
 	_sbx_cleanup_free_ char *rules = NULL;
 	char name[SBX_NP_NAME_MAX];
@@ -273,7 +273,7 @@ int sbx__netpolicy_attach(const char *session, pid_t pid, const struct sbx_np_pl
 	 * in one transaction.
 	 */
 	{
-		struct sbx_np_plan none = {0};
+		struct sbx__np_plan none = {0};
 		rc = sbx__netpolicy_ruleset(&rules, name, a4, a6, &none, 1, 0);
 		if (rc == 0)
 			rc = sbx__nft_run(rules, NULL);

@@ -48,7 +48,7 @@ int sbx__netpolicy_is_name(const char *s)
 
 /* ===== The rules of one sandbox ===== */
 
-static int emit_rule(struct sbx_buf *b, const char *t, const struct sbx_np_rule *r)
+static int emit_rule(struct sbx__buf *b, const char *t, const struct sbx__np_rule *r)
 {
 	char a[INET6_ADDRSTRLEN];
 
@@ -64,7 +64,7 @@ static int emit_rule(struct sbx_buf *b, const char *t, const struct sbx_np_rule 
 }
 
 static int
-emit_drop(struct sbx_buf *b, const char *t, int family, const uint8_t *addr, unsigned plen)
+emit_drop(struct sbx__buf *b, const char *t, int family, const uint8_t *addr, unsigned plen)
 {
 	char a[INET6_ADDRSTRLEN];
 
@@ -77,13 +77,13 @@ int sbx__netpolicy_ruleset(char **out,
 			   const char *t,
 			   const uint8_t a4[4],
 			   const uint8_t a6[16],
-			   const struct sbx_np_plan *plan,
+			   const struct sbx__np_plan *plan,
 			   int reject,
 			   int docker_user)
 {
-	struct sbx_buf b = {0};
+	struct sbx__buf b = {0};
 	char s4[INET_ADDRSTRLEN], s6[INET6_ADDRSTRLEN];
-	const struct sbx_special *tab;
+	const struct sbx__special *tab;
 	size_t tn;
 	int rc = 0;
 

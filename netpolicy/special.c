@@ -61,7 +61,7 @@ static const struct special_text table[] = {
 };
 
 static int built;
-static struct sbx_special specials[SBX_ARRAY_SIZE(table)];
+static struct sbx__special specials[SBX_ARRAY_SIZE(table)];
 
 static void build(void)
 {
@@ -69,7 +69,7 @@ static void build(void)
 	if (__atomic_load_n(&built, __ATOMIC_ACQUIRE))
 		return;
 	for (size_t i = 0; i < SBX_ARRAY_SIZE(table); i++) {
-		struct sbx_special *s = &specials[i];
+		struct sbx__special *s = &specials[i];
 
 		memset(s, 0, sizeof(*s));
 		s->family = table[i].family;
@@ -80,7 +80,7 @@ static void build(void)
 	__atomic_store_n(&built, 1, __ATOMIC_RELEASE);
 }
 
-size_t sbx__special_table(const struct sbx_special **out)
+size_t sbx__special_table(const struct sbx__special **out)
 {
 	build();
 	*out = specials;
@@ -139,12 +139,12 @@ relate(int family, const uint8_t *a, unsigned plen, int sfam, const uint8_t *s, 
 int sbx__special_overlap(int family,
 			 const uint8_t *addr,
 			 unsigned plen,
-			 const struct sbx_host_addr *host,
+			 const struct sbx__host_addr *host,
 			 size_t host_n,
 			 char *desc,
 			 size_t desc_len)
 {
-	const struct sbx_special *t;
+	const struct sbx__special *t;
 	size_t tn = sbx__special_table(&t);
 	if (desc && desc_len)
 		desc[0] = '\0';

@@ -27,8 +27,8 @@ void sbx__remote_argv_free(char **v);
 
 /* The remote backends' tables (remote/e2b/e2b.c, remote/modal/modal.c),
  * which backends/registry.c opens. */
-struct sbx_backend_ops;
-extern const struct sbx_backend_ops sbx__e2b_ops;
-extern const struct sbx_backend_ops sbx__modal_ops;
+struct sbx__backend_ops;
+extern const struct sbx__backend_ops sbx__e2b_ops;
+extern const struct sbx__backend_ops sbx__modal_ops;
 
 #endif

@@ -8,7 +8,7 @@
 
 #include "util/buf.h"
 
-static int reserve(struct sbx_buf *b, size_t extra)
+static int reserve(struct sbx__buf *b, size_t extra)
 {
 	size_t want = b->len + extra + 1, n;
 	char *p;
@@ -26,7 +26,7 @@ static int reserve(struct sbx_buf *b, size_t extra)
 	return 0;
 }
 
-int sbx__buf_append(struct sbx_buf *b, const void *data, size_t len)
+int sbx__buf_append(struct sbx__buf *b, const void *data, size_t len)
 {
 	size_t cap = b->cap ? b->cap : SIZE_MAX;
 	size_t keep = len;
@@ -47,7 +47,7 @@ int sbx__buf_append(struct sbx_buf *b, const void *data, size_t len)
 	return 0;
 }
 
-int sbx__buf_printf(struct sbx_buf *b, const char *fmt, ...)
+int sbx__buf_printf(struct sbx__buf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -65,7 +65,7 @@ int sbx__buf_printf(struct sbx_buf *b, const char *fmt, ...)
 	return 0;
 }
 
-char *sbx__buf_steal(struct sbx_buf *b)
+char *sbx__buf_steal(struct sbx__buf *b)
 {
 	char *p;
 
@@ -78,7 +78,7 @@ char *sbx__buf_steal(struct sbx_buf *b)
 	return p;
 }
 
-void sbx__buf_clear(struct sbx_buf *b)
+void sbx__buf_clear(struct sbx__buf *b)
 {
 	free(b->data);
 	b->data = NULL;

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct sbx_buf {
+struct sbx__buf {
 	char *data; /* always NUL-terminated when non-NULL */
 	size_t len;
 	size_t alloc;
@@ -20,11 +20,11 @@ struct sbx_buf {
 };
 
 /* Appends up to the cap. Returns 0, or -1 when memory ran out. */
-int sbx__buf_append(struct sbx_buf *b, const void *data, size_t len);
+int sbx__buf_append(struct sbx__buf *b, const void *data, size_t len);
 /* Appends formatted text (no cap check beyond the buffer's). */
-int sbx__buf_printf(struct sbx_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int sbx__buf_printf(struct sbx__buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Hands the data out (the buffer becomes empty). Never NULL unless out of memory. */
-char *sbx__buf_steal(struct sbx_buf *b);
-void sbx__buf_clear(struct sbx_buf *b);
+char *sbx__buf_steal(struct sbx__buf *b);
+void sbx__buf_clear(struct sbx__buf *b);
 
 #endif

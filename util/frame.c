@@ -45,7 +45,7 @@ void sbx__frame_header(unsigned char hdr[SBX_FRAME_HDR], int type, uint32_t len)
 	put_u32(hdr + 4, len);
 }
 
-void sbx__frame_exit_encode(unsigned char out[SBX_FRAME_EXIT_LEN], const struct sbx_frame_exit *e)
+void sbx__frame_exit_encode(unsigned char out[SBX_FRAME_EXIT_LEN], const struct sbx__frame_exit *e)
 {
 	put_u32(out, e->status);
 	put_u32(out + 4, (uint32_t)e->code);
@@ -59,9 +59,9 @@ void sbx__frame_exit_encode(unsigned char out[SBX_FRAME_EXIT_LEN], const struct 
 /* Linux signal numbers run from 1 to SIGRTMAX, which is 64 on every arch. */
 #define SIG_LIMIT 64u
 
-int sbx__frame_exit_decode(struct sbx_frame_exit *out, const unsigned char *p, size_t len)
+int sbx__frame_exit_decode(struct sbx__frame_exit *out, const unsigned char *p, size_t len)
 {
-	struct sbx_frame_exit e;
+	struct sbx__frame_exit e;
 
 	if (!p || len != SBX_FRAME_EXIT_LEN)
 		return -1;
@@ -82,7 +82,7 @@ int sbx__frame_exit_decode(struct sbx_frame_exit *out, const unsigned char *p, s
 		return -1;
 	if (e.code < 0 || e.code > 255 || e.signal > SIG_LIMIT)
 		return -1;
-	switch ((enum sbx_frame_status)e.status) {
+	switch ((enum sbx__frame_status)e.status) {
 	case SBX_FRAME_ST_EXITED:
 		if (e.signal != 0)
 			return -1;
@@ -107,14 +107,14 @@ int sbx__frame_exit_decode(struct sbx_frame_exit *out, const unsigned char *p, s
 	return 0;
 }
 
-void sbx__frame_decoder_init(struct sbx_frame_decoder *d)
+void sbx__frame_decoder_init(struct sbx__frame_decoder *d)
 {
 	d->have = 0;
 	d->done = 0;
 	d->error = 0;
 }
 
-static int fail(struct sbx_frame_decoder *d)
+static int fail(struct sbx__frame_decoder *d)
 {
 	d->error = 1;
 	return -1;
@@ -130,7 +130,7 @@ static long check_header(const unsigned char *h)
 	len = get_u32(h + 4);
 	if (len > SBX_FRAME_MAX)
 		return -1;
-	switch ((enum sbx_frame_type)h[1]) {
+	switch ((enum sbx__frame_type)h[1]) {
 	case SBX_FRAME_STDOUT:
 	case SBX_FRAME_STDERR:
 	case SBX_FRAME_ERROR:
@@ -149,7 +149,7 @@ static long check_header(const unsigned char *h)
  * Data after a callback's non-zero return is not consumed; the decoder is
  * marked failed so a caller cannot resume mid-stream out of alignment.
  */
-int sbx__frame_feed(struct sbx_frame_decoder *d,
+int sbx__frame_feed(struct sbx__frame_decoder *d,
 		    const unsigned char *data,
 		    size_t len,
 		    sbx_frame_cb cb,
@@ -225,16 +225,16 @@ void sbx__chan_header(unsigned char hdr[SBX_FRAME_HDR], int type, unsigned int i
 	hdr[3] = (unsigned char)id;
 }
 
-void sbx__chan_hello_encode(unsigned char out[SBX_FRAME_HELLO_LEN], const struct sbx_chan_hello *h)
+void sbx__chan_hello_encode(unsigned char out[SBX_FRAME_HELLO_LEN], const struct sbx__chan_hello *h)
 {
 	put_u32(out, h->version);
 	put_u32(out + 4, h->runs_max);
 	put_u32(out + 8, h->window);
 }
 
-int sbx__chan_hello_decode(struct sbx_chan_hello *out, const unsigned char *p, size_t len)
+int sbx__chan_hello_decode(struct sbx__chan_hello *out, const unsigned char *p, size_t len)
 {
-	struct sbx_chan_hello h;
+	struct sbx__chan_hello h;
 
 	if (!p || len != SBX_FRAME_HELLO_LEN)
 		return -1;
@@ -248,7 +248,7 @@ int sbx__chan_hello_decode(struct sbx_chan_hello *out, const unsigned char *p, s
 	return 0;
 }
 
-void sbx__chan_open_encode(unsigned char out[SBX_FRAME_OPEN_LEN], const struct sbx_chan_open *o)
+void sbx__chan_open_encode(unsigned char out[SBX_FRAME_OPEN_LEN], const struct sbx__chan_open *o)
 {
 	put_u32(out, o->flags);
 	put_u32(out + 4, o->argc);
@@ -257,9 +257,9 @@ void sbx__chan_open_encode(unsigned char out[SBX_FRAME_OPEN_LEN], const struct s
 	put_u64(out + 16, o->deadline_ms);
 }
 
-int sbx__chan_open_decode(struct sbx_chan_open *out, const unsigned char *p, size_t len)
+int sbx__chan_open_decode(struct sbx__chan_open *out, const unsigned char *p, size_t len)
 {
-	struct sbx_chan_open o;
+	struct sbx__chan_open o;
 
 	if (!p || len != SBX_FRAME_OPEN_LEN)
 		return -1;
@@ -294,7 +294,7 @@ uint32_t sbx__chan_credit_decode(const unsigned char *p, size_t len)
 	return n >= 1 && n <= SBX_CHAN_WINDOW ? n : 0;
 }
 
-void sbx__chan_decoder_init(struct sbx_chan_decoder *d, enum sbx_chan_dir dir)
+void sbx__chan_decoder_init(struct sbx__chan_decoder *d, enum sbx__chan_dir dir)
 {
 	d->have = 0;
 	d->dir = (int)dir;
@@ -377,13 +377,13 @@ static int chan_check_payload(int type, const unsigned char *p, size_t len)
 	}
 }
 
-static int chan_fail(struct sbx_chan_decoder *d)
+static int chan_fail(struct sbx__chan_decoder *d)
 {
 	d->error = 1;
 	return -1;
 }
 
-int sbx__chan_feed(struct sbx_chan_decoder *d,
+int sbx__chan_feed(struct sbx__chan_decoder *d,
 		   const unsigned char *data,
 		   size_t len,
 		   sbx_chan_cb cb,

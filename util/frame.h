@@ -8,11 +8,11 @@
  *
  * A frame is an 8-byte header and a payload:
  *	byte 0     magic 0xA5
- *	byte 1     type (enum sbx_frame_type)
+ *	byte 1     type (enum sbx__frame_type)
  *	bytes 2-3  zero
  *	bytes 4-7  payload length, big-endian, at most SBX_FRAME_MAX
  * The EXIT payload is exactly SBX_FRAME_EXIT_LEN bytes, big-endian fields:
- *	u32 status (enum sbx_frame_status), i32 exit code, u32 signal,
+ *	u32 status (enum sbx__frame_status), i32 exit code, u32 signal,
  *	u32 flags (SBX_FRAME_F_*), u64 user CPU us, u64 system CPU us,
  *	u64 max RSS KiB.
  * EXIT is the last frame of a run; anything after it is a protocol error.
@@ -28,14 +28,14 @@
 #define SBX_FRAME_MAX 65536
 #define SBX_FRAME_EXIT_LEN 40
 
-enum sbx_frame_type {
+enum sbx__frame_type {
 	SBX_FRAME_STDOUT = 1,
 	SBX_FRAME_STDERR = 2,
 	SBX_FRAME_EXIT = 3,
 	SBX_FRAME_ERROR = 4 /* a message from the init itself (why exec failed, say) */
 };
 
-enum sbx_frame_status {
+enum sbx__frame_status {
 	SBX_FRAME_ST_EXITED = 0,
 	SBX_FRAME_ST_SIGNALED = 1,
 	SBX_FRAME_ST_TIMEOUT = 2,
@@ -44,7 +44,7 @@ enum sbx_frame_status {
 
 #define SBX_FRAME_F_OOM 1u /* the memory cgroup's oom-kill count rose during the run */
 
-struct sbx_frame_exit {
+struct sbx__frame_exit {
 	uint32_t status;
 	int32_t code;
 	uint32_t signal;
@@ -57,15 +57,15 @@ struct sbx_frame_exit {
 /* Writes a header for a payload of len bytes into hdr. len must be <= SBX_FRAME_MAX. */
 void sbx__frame_header(unsigned char hdr[SBX_FRAME_HDR], int type, uint32_t len);
 /* Encodes an EXIT payload. */
-void sbx__frame_exit_encode(unsigned char out[SBX_FRAME_EXIT_LEN], const struct sbx_frame_exit *e);
+void sbx__frame_exit_encode(unsigned char out[SBX_FRAME_EXIT_LEN], const struct sbx__frame_exit *e);
 /* Decodes an EXIT payload; returns 0, or -1 if a field is out of range. */
-int sbx__frame_exit_decode(struct sbx_frame_exit *out, const unsigned char *p, size_t len);
+int sbx__frame_exit_decode(struct sbx__frame_exit *out, const unsigned char *p, size_t len);
 
 /*
  * Incremental decoder. Feed it bytes as they arrive; it calls cb once per
  * complete frame. It holds at most one frame (SBX_FRAME_HDR + SBX_FRAME_MAX).
  */
-struct sbx_frame_decoder {
+struct sbx__frame_decoder {
 	unsigned char buf[SBX_FRAME_HDR + SBX_FRAME_MAX];
 	size_t have;
 	int done;  /* an EXIT frame was seen */
@@ -74,13 +74,13 @@ struct sbx_frame_decoder {
 
 typedef int (*sbx_frame_cb)(int type, const unsigned char *payload, size_t len, void *payload_arg);
 
-void sbx__frame_decoder_init(struct sbx_frame_decoder *d);
+void sbx__frame_decoder_init(struct sbx__frame_decoder *d);
 /*
  * Feeds len bytes. Returns 0, -1 on a protocol error (bad magic, unknown
  * type, non-zero reserved bytes, oversized length, bytes after EXIT, an EXIT
  * payload of the wrong size), or the non-zero value cb returned.
  */
-int sbx__frame_feed(struct sbx_frame_decoder *d,
+int sbx__frame_feed(struct sbx__frame_decoder *d,
 		    const unsigned char *data,
 		    size_t len,
 		    sbx_frame_cb cb,
@@ -102,7 +102,7 @@ int sbx__frame_feed(struct sbx_frame_decoder *d,
  * and env as NUL-terminated strings), with no other frame in between; then
  * STDIN frames within the window, and one STDIN_EOF.
  */
-enum sbx_chan_frame_type {
+enum sbx__chan_frame_type {
 	SBX_FRAME_CREDIT = 5,
 	SBX_FRAME_HELLO = 6,
 	SBX_FRAME_OPEN = 0x10,
@@ -126,18 +126,18 @@ enum sbx_chan_frame_type {
 #define SBX_FRAME_OPEN_LEN 24
 
 /* Which end's frames a channel decoder reads. */
-enum sbx_chan_dir {
+enum sbx__chan_dir {
 	SBX_CHAN_TO_HOST = 1, /* the host reading the init */
 	SBX_CHAN_TO_INIT = 2  /* the init reading the host */
 };
 
-struct sbx_chan_hello {
+struct sbx__chan_hello {
 	uint32_t version;
 	uint32_t runs_max;
 	uint32_t window;
 };
 
-struct sbx_chan_open {
+struct sbx__chan_open {
 	uint32_t flags;
 	uint32_t argc;
 	uint32_t envc;
@@ -147,14 +147,15 @@ struct sbx_chan_open {
 
 /* A header carrying run id. id <= SBX_CHAN_ID_MAX, len <= SBX_FRAME_MAX. */
 void sbx__chan_header(unsigned char hdr[SBX_FRAME_HDR], int type, unsigned int id, uint32_t len);
-void sbx__chan_hello_encode(unsigned char out[SBX_FRAME_HELLO_LEN], const struct sbx_chan_hello *h);
+void sbx__chan_hello_encode(unsigned char out[SBX_FRAME_HELLO_LEN],
+			    const struct sbx__chan_hello *h);
 /* Returns 0, or -1 unless the payload is exactly SBX_FRAME_HELLO_LEN bytes with
  * version >= 1, 1 <= runs_max <= SBX_CHAN_ID_MAX and window >= 1. */
-int sbx__chan_hello_decode(struct sbx_chan_hello *out, const unsigned char *p, size_t len);
-void sbx__chan_open_encode(unsigned char out[SBX_FRAME_OPEN_LEN], const struct sbx_chan_open *o);
+int sbx__chan_hello_decode(struct sbx__chan_hello *out, const unsigned char *p, size_t len);
+void sbx__chan_open_encode(unsigned char out[SBX_FRAME_OPEN_LEN], const struct sbx__chan_open *o);
 /* Returns 0, or -1 unless flags is 0, 1 <= argc <= ARGC_MAX, envc <= ENVC_MAX,
  * argc + envc + 1 <= spec_len <= SPEC_MAX and 1 <= deadline <= DEADLINE_MS_MAX. */
-int sbx__chan_open_decode(struct sbx_chan_open *out, const unsigned char *p, size_t len);
+int sbx__chan_open_decode(struct sbx__chan_open *out, const unsigned char *p, size_t len);
 void sbx__chan_credit_encode(unsigned char out[SBX_FRAME_CREDIT_LEN], uint32_t n);
 /* Returns the credited byte count (1..SBX_CHAN_WINDOW), or 0 when malformed. */
 uint32_t sbx__chan_credit_decode(const unsigned char *p, size_t len);
@@ -167,7 +168,7 @@ uint32_t sbx__chan_credit_decode(const unsigned char *p, size_t len);
  * before handing the frame on. Which frames may follow which is the
  * reader's business (it alone knows its runs). Errors are sticky.
  */
-struct sbx_chan_decoder {
+struct sbx__chan_decoder {
 	unsigned char buf[SBX_FRAME_HDR + SBX_FRAME_MAX];
 	size_t have;
 	int dir;
@@ -177,9 +178,9 @@ struct sbx_chan_decoder {
 typedef int (*sbx_chan_cb)(
 	int type, unsigned int id, const unsigned char *payload, size_t len, void *arg);
 
-void sbx__chan_decoder_init(struct sbx_chan_decoder *d, enum sbx_chan_dir dir);
+void sbx__chan_decoder_init(struct sbx__chan_decoder *d, enum sbx__chan_dir dir);
 /* Returns 0, -1 on a protocol error, or the non-zero value cb returned. */
-int sbx__chan_feed(struct sbx_chan_decoder *d,
+int sbx__chan_feed(struct sbx__chan_decoder *d,
 		   const unsigned char *data,
 		   size_t len,
 		   sbx_chan_cb cb,

@@ -36,7 +36,7 @@ static int unreserved(unsigned char c)
 struct sink {
 	unsigned char *dst;
 	size_t used;
-	struct sbx_redact_form *forms;
+	struct sbx__redact_form *forms;
 	size_t nforms, max;
 };
 
@@ -190,7 +190,7 @@ size_t sbx__redact_forms_size(size_t len)
 size_t sbx__redact_forms(unsigned char *dst,
 			 const unsigned char *v,
 			 size_t len,
-			 struct sbx_redact_form *forms,
+			 struct sbx__redact_form *forms,
 			 size_t max)
 {
 	struct sink s = {.dst = dst, .forms = forms, .max = max};

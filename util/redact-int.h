@@ -69,29 +69,29 @@ int sbx__redact_count(void);
 /* ===== Scopes ===== */
 
 /* The sets a sandbox was given. Zero-initialize or sbx__redact_scope_init(). */
-struct sbx_redact_scope {
+struct sbx__redact_scope {
 	pthread_mutex_t lock;
 	struct sbx_redact_set **set;
 	size_t n, alloc;
 };
 
-void sbx__redact_scope_init(struct sbx_redact_scope *sc);
+void sbx__redact_scope_init(struct sbx__redact_scope *sc);
 /* Adds a reference to s (once); drops sets cleared since. 0, or -1 (memory). */
-int sbx__redact_scope_add(struct sbx_redact_scope *sc, struct sbx_redact_set *s);
-void sbx__redact_scope_done(struct sbx_redact_scope *sc);
+int sbx__redact_scope_add(struct sbx__redact_scope *sc, struct sbx_redact_set *s);
+void sbx__redact_scope_done(struct sbx__redact_scope *sc);
 /* Makes sc the calling thread's scope (NULL: the process's values alone);
  * returns the previous one, for sbx__redact_scope_leave(). */
-struct sbx_redact_scope *sbx__redact_scope_enter(struct sbx_redact_scope *sc);
-void sbx__redact_scope_leave(struct sbx_redact_scope *prev);
-struct sbx_redact_scope *sbx__redact_scope_current(void);
+struct sbx__redact_scope *sbx__redact_scope_enter(struct sbx__redact_scope *sc);
+void sbx__redact_scope_leave(struct sbx__redact_scope *prev);
+struct sbx__redact_scope *sbx__redact_scope_current(void);
 /* Whether any value is to be looked for: the process's, or sc's. */
-int sbx__redact_any(struct sbx_redact_scope *sc);
+int sbx__redact_any(struct sbx__redact_scope *sc);
 
 /* ===== Marking and records ===== */
 
 /* The longest form searched for as it is, and the longest that skips line
  * breaks (encoded forms): what a stream must hold back. */
-struct sbx_redact_longest {
+struct sbx__redact_longest {
 	size_t plain, wrapped;
 };
 
@@ -103,11 +103,11 @@ struct sbx_redact_longest {
  * it matches. Fills *longest (may be NULL). Returns 0, or -1 when memory ran
  * out (nothing is known then: the caller fails closed).
  */
-int sbx__redact_mark(struct sbx_redact_scope *sc,
+int sbx__redact_mark(struct sbx__redact_scope *sc,
 		     const void *s,
 		     size_t n,
 		     unsigned char *m,
-		     struct sbx_redact_longest *longest);
+		     struct sbx__redact_longest *longest);
 /*
  * Replaces every value of the process and of the calling thread's scope in a
  * NUL-terminated string, truncating to cap. With no scope entered, the
@@ -119,11 +119,11 @@ void sbx__redact_inplace(char *s, size_t cap);
 /* Whether sbx__redact_inplace() has any value to look for on this thread. */
 int sbx__redact_current_any(void);
 /* As sbx__redact_inplace, with scope sc. */
-void sbx__redact_inplace_scope(struct sbx_redact_scope *sc, char *s, size_t cap);
+void sbx__redact_inplace_scope(struct sbx__redact_scope *sc, char *s, size_t cap);
 
 /* ===== Encoded forms (util/redact-forms.c) ===== */
 
-struct sbx_redact_form {
+struct sbx__redact_form {
 	size_t off, len;
 	int wrapped; /* an encoded form: may be cut by line breaks */
 };
@@ -135,7 +135,7 @@ size_t sbx__redact_forms_size(size_t len);
 size_t sbx__redact_forms(unsigned char *dst,
 			 const unsigned char *v,
 			 size_t len,
-			 struct sbx_redact_form *forms,
+			 struct sbx__redact_form *forms,
 			 size_t max);
 
 /* ===== Streaming (util/redact-stream.c) ===== */
@@ -151,8 +151,8 @@ size_t sbx__redact_forms(unsigned char *dst,
  * any other text. Zero-initialize, set scope (NULL: the process's values
  * alone); finish with sbx__redact_stream_done(), which wipes what it held.
  */
-struct sbx_redact_stream {
-	struct sbx_redact_scope *scope;
+struct sbx__redact_stream {
+	struct sbx__redact_scope *scope;
 	unsigned char *pend; /* bytes not given out yet */
 	size_t len, alloc;
 	size_t carry; /* leading bytes of pend known to lie inside a value */
@@ -167,16 +167,16 @@ struct sbx_redact_stream {
 typedef int (*sbx_redact_emit)(void *arg, const char *data, size_t len);
 
 /* Returns 0, the first non-zero emit return, or -2 when memory ran out. */
-int sbx__redact_stream_feed(struct sbx_redact_stream *st,
+int sbx__redact_stream_feed(struct sbx__redact_stream *st,
 			    const void *data,
 			    size_t len,
 			    sbx_redact_emit emit,
 			    void *arg);
 /* Gives out what is held: complete occurrences redacted, the rest as it is. */
-int sbx__redact_stream_flush(struct sbx_redact_stream *st, sbx_redact_emit emit, void *arg);
+int sbx__redact_stream_flush(struct sbx__redact_stream *st, sbx_redact_emit emit, void *arg);
 /* How many of the last n bytes of p a stream holds back, for these lengths. */
 size_t
-sbx__redact_stream_hold(const unsigned char *p, size_t n, const struct sbx_redact_longest *l);
-void sbx__redact_stream_done(struct sbx_redact_stream *st);
+sbx__redact_stream_hold(const unsigned char *p, size_t n, const struct sbx__redact_longest *l);
+void sbx__redact_stream_done(struct sbx__redact_stream *st);
 
 #endif

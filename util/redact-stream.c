@@ -43,7 +43,8 @@ static int grow(void *pp, size_t *alloc, size_t want, size_t used, int wipe)
 	return 0;
 }
 
-size_t sbx__redact_stream_hold(const unsigned char *p, size_t n, const struct sbx_redact_longest *l)
+size_t
+sbx__redact_stream_hold(const unsigned char *p, size_t n, const struct sbx__redact_longest *l)
 {
 	size_t plain = l->plain > 1 ? l->plain - 1 : 0, wrapped = 0, chars = 0, run = 0;
 
@@ -70,10 +71,10 @@ size_t sbx__redact_stream_hold(const unsigned char *p, size_t n, const struct sb
 	return plain > wrapped ? plain : wrapped;
 }
 
-static int process(struct sbx_redact_stream *st, sbx_redact_emit emit, void *arg, int final)
+static int process(struct sbx__redact_stream *st, sbx_redact_emit emit, void *arg, int final)
 {
 	const size_t mlen = strlen(SBX_REDACTED);
-	struct sbx_redact_longest longest;
+	struct sbx__redact_longest longest;
 	size_t n = st->len, e, hold, o = 0, need = 0, carry = 0;
 	int in;
 
@@ -119,8 +120,11 @@ static int process(struct sbx_redact_stream *st, sbx_redact_emit emit, void *arg
 	return o ? emit(arg, st->out, o) : 0;
 }
 
-int sbx__redact_stream_feed(
-	struct sbx_redact_stream *st, const void *data, size_t len, sbx_redact_emit emit, void *arg)
+int sbx__redact_stream_feed(struct sbx__redact_stream *st,
+			    const void *data,
+			    size_t len,
+			    sbx_redact_emit emit,
+			    void *arg)
 {
 	if (len == 0)
 		return 0;
@@ -136,7 +140,7 @@ int sbx__redact_stream_feed(
 	return process(st, emit, arg, 0);
 }
 
-int sbx__redact_stream_flush(struct sbx_redact_stream *st, sbx_redact_emit emit, void *arg)
+int sbx__redact_stream_flush(struct sbx__redact_stream *st, sbx_redact_emit emit, void *arg)
 {
 	int rc = process(st, emit, arg, 1);
 
@@ -145,7 +149,7 @@ int sbx__redact_stream_flush(struct sbx_redact_stream *st, sbx_redact_emit emit,
 	return rc;
 }
 
-void sbx__redact_stream_done(struct sbx_redact_stream *st)
+void sbx__redact_stream_done(struct sbx__redact_stream *st)
 {
 	if (st->pend)
 		explicit_bzero(st->pend, st->alloc);

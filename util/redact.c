@@ -44,7 +44,7 @@ struct value {
 	unsigned char *mem; /* the forms, back to back: locked, not dumped */
 	size_t mem_len;
 	size_t nforms; /* form[0] is the value itself */
-	struct sbx_redact_form form[SBX_REDACT_MAX_FORMS];
+	struct sbx__redact_form form[SBX_REDACT_MAX_FORMS];
 };
 
 struct sbx_redact_set {
@@ -69,7 +69,7 @@ static struct sbx_redact_set process = {
 	.v = process_values,
 };
 
-static __thread struct sbx_redact_scope *current;
+static __thread struct sbx__redact_scope *current;
 
 /* Every other live set, for records that belong to no sandbox. */
 static pthread_mutex_t sets_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -226,13 +226,13 @@ int sbx__redact_count(void)
 
 /* ===== Scopes ===== */
 
-void sbx__redact_scope_init(struct sbx_redact_scope *sc)
+void sbx__redact_scope_init(struct sbx__redact_scope *sc)
 {
 	memset(sc, 0, sizeof(*sc));
 	pthread_mutex_init(&sc->lock, NULL);
 }
 
-int sbx__redact_scope_add(struct sbx_redact_scope *sc, struct sbx_redact_set *s)
+int sbx__redact_scope_add(struct sbx__redact_scope *sc, struct sbx_redact_set *s)
 {
 	size_t k = 0;
 	int rc = 0, have = 0;
@@ -269,7 +269,7 @@ int sbx__redact_scope_add(struct sbx_redact_scope *sc, struct sbx_redact_set *s)
 	return rc;
 }
 
-void sbx__redact_scope_done(struct sbx_redact_scope *sc)
+void sbx__redact_scope_done(struct sbx__redact_scope *sc)
 {
 	if (!sc)
 		return;
@@ -280,20 +280,20 @@ void sbx__redact_scope_done(struct sbx_redact_scope *sc)
 	memset(sc, 0, sizeof(*sc));
 }
 
-struct sbx_redact_scope *sbx__redact_scope_enter(struct sbx_redact_scope *sc)
+struct sbx__redact_scope *sbx__redact_scope_enter(struct sbx__redact_scope *sc)
 {
-	struct sbx_redact_scope *prev = current;
+	struct sbx__redact_scope *prev = current;
 
 	current = sc;
 	return prev;
 }
 
-void sbx__redact_scope_leave(struct sbx_redact_scope *prev)
+void sbx__redact_scope_leave(struct sbx__redact_scope *prev)
 {
 	current = prev;
 }
 
-struct sbx_redact_scope *sbx__redact_scope_current(void)
+struct sbx__redact_scope *sbx__redact_scope_current(void)
 {
 	return current;
 }
@@ -308,7 +308,7 @@ static size_t set_count(struct sbx_redact_set *s)
 	return n;
 }
 
-int sbx__redact_any(struct sbx_redact_scope *sc)
+int sbx__redact_any(struct sbx__redact_scope *sc)
 {
 	int any = set_count(&process) > 0;
 
@@ -450,7 +450,7 @@ static void mark_set(struct sbx_redact_set *set,
 		     size_t n,
 		     unsigned char *m,
 		     const struct unwrapped *u,
-		     struct sbx_redact_longest *l)
+		     struct sbx__redact_longest *l)
 {
 	pthread_mutex_lock(&set->lock);
 	for (size_t i = 0; i < set->max; i++) {
@@ -459,7 +459,7 @@ static void mark_set(struct sbx_redact_set *set,
 		if (!v->id)
 			continue;
 		for (size_t f = 0; f < v->nforms; f++) {
-			const struct sbx_redact_form *fm = &v->form[f];
+			const struct sbx__redact_form *fm = &v->form[f];
 
 			if (fm->wrapped) {
 				if (u && n)
@@ -478,14 +478,14 @@ static void mark_set(struct sbx_redact_set *set,
 }
 
 /* Marks with the process's values and sc's, or with every live set (all). */
-static int mark_with(struct sbx_redact_scope *sc,
+static int mark_with(struct sbx__redact_scope *sc,
 		     int all,
 		     const void *s,
 		     size_t n,
 		     unsigned char *m,
-		     struct sbx_redact_longest *longest)
+		     struct sbx__redact_longest *longest)
 {
-	struct sbx_redact_longest l = {0};
+	struct sbx__redact_longest l = {0};
 	struct unwrapped u = {0};
 	int have_u = 0;
 
@@ -515,18 +515,18 @@ static int mark_with(struct sbx_redact_scope *sc,
 	return 0;
 }
 
-int sbx__redact_mark(struct sbx_redact_scope *sc,
+int sbx__redact_mark(struct sbx__redact_scope *sc,
 		     const void *s,
 		     size_t n,
 		     unsigned char *m,
-		     struct sbx_redact_longest *longest)
+		     struct sbx__redact_longest *longest)
 {
 	return mark_with(sc, 0, s, n, m, longest);
 }
 
 /* ===== Records ===== */
 
-static void inplace(struct sbx_redact_scope *sc, int all, char *s, size_t cap)
+static void inplace(struct sbx__redact_scope *sc, int all, char *s, size_t cap)
 {
 	size_t n, o = 0, mlen = strlen(SBX_REDACTED);
 	unsigned char *m;
@@ -563,7 +563,7 @@ static void inplace(struct sbx_redact_scope *sc, int all, char *s, size_t cap)
 	free(m);
 }
 
-void sbx__redact_inplace_scope(struct sbx_redact_scope *sc, char *s, size_t cap)
+void sbx__redact_inplace_scope(struct sbx__redact_scope *sc, char *s, size_t cap)
 {
 	inplace(sc, 0, s, cap);
 }

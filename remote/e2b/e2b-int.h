@@ -44,7 +44,7 @@
 #define SBX_E2B_USER "user"
 #define SBX_E2B_MSG_MAX 300 /* most bytes of a provider's message quoted */
 
-struct e2b {
+struct sbx__e2b {
 	char *api_url;	     /* E2B_API_URL or https://api.<domain>; no trailing '/' */
 	char *domain;	     /* E2B_DOMAIN or e2b.app */
 	char *sandbox_url;   /* E2B_SANDBOX_URL; NULL: per-sandbox host names */
@@ -57,7 +57,7 @@ struct e2b {
 	pthread_mutex_t share_lock[CURL_LOCK_DATA_LAST];
 };
 
-struct e2b_box {
+struct sbx__e2b_box {
 	char *id;
 	char *envd_url;	    /* no trailing '/' */
 	char *token;	    /* envdAccessToken; NULL: none; wiped on free */
@@ -72,12 +72,12 @@ struct e2b_box {
 /* ===== Transport (rest.c) ===== */
 
 /* One HTTP exchange. */
-struct e2b_req {
+struct sbx__e2b_req {
 	const char *method;
-	const char *url;	   /* full URL */
-	const struct e2b_box *box; /* set: an envd call (routing headers, access token) */
-	int api;		   /* non-zero: a control plane call (X-API-Key) */
-	const char *content_type;  /* NULL: no body */
+	const char *url;		/* full URL */
+	const struct sbx__e2b_box *box; /* set: an envd call (routing headers, access token) */
+	int api;			/* non-zero: a control plane call (X-API-Key) */
+	const char *content_type;	/* NULL: no body */
 	const void *body;
 	size_t body_len;
 	long timeout_ms;
@@ -85,9 +85,9 @@ struct e2b_req {
 	const char *const *extra; /* more "Name: value" headers (no credentials); NULL: none */
 };
 
-struct e2b_resp {
+struct sbx__e2b_resp {
 	long status;
-	struct sbx_buf body;
+	struct sbx__buf body;
 	char next_token[512]; /* X-Next-Token */
 	char tier[32];	      /* Sandboxio-Tier */
 	int too_big;	      /* the answer was longer than max: the transfer was stopped */
@@ -100,24 +100,26 @@ struct e2b_resp {
  * (over max), SBX_ENOMEM. rs is filled either way; release it with
  * sbx__e2b_resp_clear().
  */
-int sbx__e2b_http(struct e2b *e, const struct e2b_req *rq, struct e2b_resp *rs);
-void sbx__e2b_resp_clear(struct e2b_resp *rs);
+int sbx__e2b_http(struct sbx__e2b *e, const struct sbx__e2b_req *rq, struct sbx__e2b_resp *rs);
+void sbx__e2b_resp_clear(struct sbx__e2b_resp *rs);
 /* The parts of sbx__e2b_http(), for a transfer driven by a multi handle: a
  * handle ready to perform (rq and rs must outlive it; free *h_out with
  * sbx__e2b_headers_free() after it), and the outcome of its transfer. */
-CURL *sbx__e2b_prepare(struct e2b *e,
-		       const struct e2b_req *rq,
-		       struct e2b_resp *rs,
+CURL *sbx__e2b_prepare(struct sbx__e2b *e,
+		       const struct sbx__e2b_req *rq,
+		       struct sbx__e2b_resp *rs,
 		       struct curl_slist **h_out);
-int sbx__e2b_finish(CURL *c, CURLcode cc, const struct e2b_req *rq, struct e2b_resp *rs);
+int sbx__e2b_finish(CURL *c, CURLcode cc, const struct sbx__e2b_req *rq, struct sbx__e2b_resp *rs);
 
 /* A configured easy handle for url (share, protocols, TLS, no redirects,
  * signals off); timeout_ms 0: no overall timeout. NULL when out of memory. */
-CURL *sbx__e2b_easy(struct e2b *e, const char *url, long timeout_ms);
+CURL *sbx__e2b_easy(struct sbx__e2b *e, const char *url, long timeout_ms);
 /* The request headers of an envd (box set) or control plane (api) call;
  * values that are credentials are wiped by sbx__e2b_headers_free(). */
-struct curl_slist *
-sbx__e2b_headers(struct e2b *e, const struct e2b_box *box, int api, const char *content_type);
+struct curl_slist *sbx__e2b_headers(struct sbx__e2b *e,
+				    const struct sbx__e2b_box *box,
+				    int api,
+				    const char *content_type);
 void sbx__e2b_headers_free(struct curl_slist *h);
 
 /*
@@ -128,21 +130,21 @@ void sbx__e2b_headers_free(struct curl_slist *h);
  * 502 "sandbox not found" is SBX_ENOTFOUND "e2b: sandbox <id> is gone".
  * Returns the code.
  */
-int sbx__e2b_status_error(struct e2b *e,
+int sbx__e2b_status_error(struct sbx__e2b *e,
 			  const char *what,
 			  const char *sandbox_id,
-			  const struct e2b_resp *rs);
+			  const struct sbx__e2b_resp *rs);
 /* Copies untrusted text into dst: printable ASCII only, shortened, and with
  * the API key and any given token replaced. */
 void sbx__e2b_sanitize(
-	struct e2b *e, char *dst, size_t n, const char *src, size_t len, const char *token);
+	struct sbx__e2b *e, char *dst, size_t n, const char *src, size_t len, const char *token);
 
 /* ===== Control plane (rest.c) ===== */
 
 /* A control plane call: body is JSON text (NULL: none); a 2xx answer with
  * a JSON body is parsed into *out (when out is non-NULL). what names the
  * operation in errors. rs (may be NULL) receives the headers. */
-int sbx__e2b_api(struct e2b *e,
+int sbx__e2b_api(struct sbx__e2b *e,
 		 const char *method,
 		 const char *path,
 		 const char *body,
@@ -150,18 +152,22 @@ int sbx__e2b_api(struct e2b *e,
 		 const char *what,
 		 const char *sandbox_id,
 		 json_t **out,
-		 struct e2b_resp *rs_out);
+		 struct sbx__e2b_resp *rs_out);
 /* DELETE /sandboxes/{id}; a sandbox already gone counts as deleted. */
-int sbx__e2b_delete(struct e2b *e, const char *id, long timeout_ms);
+int sbx__e2b_delete(struct sbx__e2b *e, const char *id, long timeout_ms);
 /* GET /sandboxes/{id}. */
-int sbx__e2b_get(struct e2b *e, const char *id, long timeout_ms, json_t **out, struct e2b_resp *rs);
+int sbx__e2b_get(struct sbx__e2b *e,
+		 const char *id,
+		 long timeout_ms,
+		 json_t **out,
+		 struct sbx__e2b_resp *rs);
 
 /*
  * Lists running sandboxes whose metadata holds managed-by=sandboxio (and
  * tenant, and owner-host, when given), page by page; cb gets each one the
  * server returned (check its metadata again) and returns non-zero to stop.
  */
-int sbx__e2b_list(struct e2b *e,
+int sbx__e2b_list(struct sbx__e2b *e,
 		  const char *tenant,
 		  const char *owner_host,
 		  int (*cb)(json_t *item, void *arg),
@@ -221,7 +227,7 @@ void sbx__e2b_wipe_free(char *s);
 /* Whether d is a plausible domain name (configured, or answered by E2B). */
 int sbx__e2b_valid_domain(const char *d);
 /* Marks the box dead and wakes a run in flight on it. */
-void sbx__e2b_mark_dead(struct e2b_box *b);
+void sbx__e2b_mark_dead(struct sbx__e2b_box *b);
 
 /* sandbox.c: a sandbox's life, listing and reaping. */
 int sbx__e2b_op_create(
@@ -242,7 +248,7 @@ int sbx__e2b_op_reap_remove(void *state, const struct sbx__reap_item *item);
  * (locked memory when the run has secrets) and never passes through
  * jansson's copies.
  */
-struct e2b_body {
+struct sbx__e2b_body {
 	char *p;
 	size_t len, size;
 	int locked;
@@ -250,20 +256,22 @@ struct e2b_body {
 
 /* Checks argv, the environment and the working directory, and writes the
  * request into out; free it with sbx__e2b_body_free(). */
-int sbx__e2b_start_body(struct e2b_body *out, const struct sbx_run_req *req, char *const *argv);
-void sbx__e2b_body_free(struct e2b_body *b);
+int sbx__e2b_start_body(struct sbx__e2b_body *out,
+			const struct sbx__run_req *req,
+			char *const *argv);
+void sbx__e2b_body_free(struct sbx__e2b_body *b);
 
 /* run.c: runs. */
 /*
  * Starts argv (final: already wrapped) in the sandbox and streams it to its
  * end. Fills res's status fields; output goes to req->sink.
  */
-int sbx__e2b_proc_run(struct e2b *e,
-		      struct e2b_box *b,
-		      const struct sbx_run_req *req,
+int sbx__e2b_proc_run(struct sbx__e2b *e,
+		      struct sbx__e2b_box *b,
+		      const struct sbx__run_req *req,
 		      char *const *argv,
 		      sbx_result *res);
-int sbx__e2b_op_run(void *state, void *box, const struct sbx_run_req *req, sbx_result *res);
+int sbx__e2b_op_run(void *state, void *box, const struct sbx__run_req *req, sbx_result *res);
 
 /* files.c: files. */
 int sbx__e2b_op_write_file(

@@ -14,7 +14,7 @@
 
 /* ===== Files ===== */
 
-static char *files_url(struct e2b_box *b, const char *path)
+static char *files_url(struct sbx__e2b_box *b, const char *path)
 {
 	char *esc = curl_easy_escape(NULL, path, 0), *url = NULL;
 
@@ -36,19 +36,19 @@ static int collect_sink(void *arg, int stream, const void *data, size_t len)
 int sbx__e2b_op_write_file(
 	void *state, void *box, const char *path, const void *data, size_t len, unsigned int mode)
 {
-	struct e2b *e = state;
-	struct e2b_box *b = box;
+	struct sbx__e2b *e = state;
+	struct sbx__e2b_box *b = box;
 	_sbx_cleanup_free_ char *url = files_url(b, path);
 	char what[320];
-	struct e2b_req rq = {.method = "POST",
-			     .url = url,
-			     .box = b,
-			     .content_type = "application/octet-stream",
-			     .body = data,
-			     .body_len = len,
-			     .timeout_ms = e->api_timeout_ms,
-			     .max = 65536};
-	struct e2b_resp rs;
+	struct sbx__e2b_req rq = {.method = "POST",
+				  .url = url,
+				  .box = b,
+				  .content_type = "application/octet-stream",
+				  .body = data,
+				  .body_len = len,
+				  .timeout_ms = e->api_timeout_ms,
+				  .max = 65536};
+	struct sbx__e2b_resp rs;
 	int rc;
 
 	if (!url)
@@ -67,9 +67,9 @@ int sbx__e2b_op_write_file(
 		/* envd writes 0644 (umask 022); other bits are set by a run of chmod. */
 		char m[16];
 		char *const argv[] = {"chmod", m, "--", (char *)path, NULL};
-		struct sbx_buf err = {.cap = 4096};
+		struct sbx__buf err = {.cap = 4096};
 		int ended = SBX__ENDED_NO;
-		const struct sbx_run_req req = {
+		const struct sbx__run_req req = {
 			.argv = (const char *const *)argv,
 			.workdir = "/",
 			.timeout_ms = (uint64_t)e->api_timeout_ms,
@@ -94,16 +94,16 @@ int sbx__e2b_op_write_file(
 int sbx__e2b_op_read_file(
 	void *state, void *box, const char *path, size_t max, char **out, size_t *len)
 {
-	struct e2b *e = state;
-	struct e2b_box *b = box;
+	struct sbx__e2b *e = state;
+	struct sbx__e2b_box *b = box;
 	_sbx_cleanup_free_ char *url = files_url(b, path);
 	char what[320];
-	struct e2b_req rq = {.method = "GET",
-			     .url = url,
-			     .box = b,
-			     .timeout_ms = e->api_timeout_ms,
-			     .max = max ? max : 1};
-	struct e2b_resp rs;
+	struct sbx__e2b_req rq = {.method = "GET",
+				  .url = url,
+				  .box = b,
+				  .timeout_ms = e->api_timeout_ms,
+				  .max = max ? max : 1};
+	struct sbx__e2b_resp rs;
 	int rc;
 
 	if (!url)

@@ -125,7 +125,7 @@ static int valid_template(const char *t)
 
 static void share_lock(CURL *c, curl_lock_data data, curl_lock_access access, void *arg)
 {
-	struct e2b *e = arg;
+	struct sbx__e2b *e = arg;
 
 	(void)c;
 	(void)access;
@@ -134,7 +134,7 @@ static void share_lock(CURL *c, curl_lock_data data, curl_lock_access access, vo
 
 static void share_unlock(CURL *c, curl_lock_data data, void *arg)
 {
-	struct e2b *e = arg;
+	struct sbx__e2b *e = arg;
 
 	(void)c;
 	pthread_mutex_unlock(&e->share_lock[data]);
@@ -142,7 +142,7 @@ static void share_unlock(CURL *c, curl_lock_data data, void *arg)
 
 static void e_free(void *state)
 {
-	struct e2b *e = state;
+	struct sbx__e2b *e = state;
 
 	if (!e)
 		return;
@@ -159,7 +159,7 @@ static void e_free(void *state)
 }
 
 /* Reads the environment the way E2B's SDKs do. */
-static int configure(struct e2b *e)
+static int configure(struct sbx__e2b *e)
 {
 	const char *key = secure_getenv("E2B_API_KEY");
 	const char *domain = secure_getenv("E2B_DOMAIN");
@@ -212,8 +212,8 @@ static int configure(struct e2b *e)
 
 static int e_open(const sbx_backend_options *o, void **state)
 {
-	struct e2b *e;
-	struct e2b_resp rs;
+	struct sbx__e2b *e;
+	struct sbx__e2b_resp rs;
 	int rc;
 
 	pthread_once(&curl_once, curl_global);
@@ -289,7 +289,7 @@ static int e_check(void *state, const sbx_policy *p)
 				      "e2b: the policy demands a tier above microvm, which E2B "
 				      "does not have");
 	for (size_t i = 0; i < p->allow_n; i++) {
-		const struct sbx_allow *a = &p->allow[i];
+		const struct sbx__allow *a = &p->allow[i];
 
 		if (a->kind == SBX_ALLOW_HOST)
 			return sbx__error_set(
@@ -334,7 +334,7 @@ static int e_image_exists(void *state, const char *ref)
 			      "e2b: templates are checked at create");
 }
 
-const struct sbx_backend_ops sbx__e2b_ops = {
+const struct sbx__backend_ops sbx__e2b_ops = {
 	.version = SBX_BACKEND_OPS_VERSION,
 	.name = "e2b",
 	.open = e_open,

@@ -50,7 +50,7 @@ int sbx__e2b_valid_id(const char *id)
 
 static size_t on_body(char *p, size_t sz, size_t n, void *arg)
 {
-	struct e2b_resp *rs = arg;
+	struct sbx__e2b_resp *rs = arg;
 	size_t len = sz * n;
 	size_t cap = rs->body.cap;
 
@@ -86,7 +86,7 @@ static int header_value(const char *line, size_t len, const char *name, char *ds
 
 static size_t on_header(char *p, size_t sz, size_t n, void *arg)
 {
-	struct e2b_resp *rs = arg;
+	struct sbx__e2b_resp *rs = arg;
 	size_t len = sz * n;
 
 	/* A new response (after a 100 Continue): forget the earlier one's. */
@@ -101,7 +101,7 @@ static size_t on_header(char *p, size_t sz, size_t n, void *arg)
 	return len;
 }
 
-CURL *sbx__e2b_easy(struct e2b *e, const char *url, long timeout_ms)
+CURL *sbx__e2b_easy(struct sbx__e2b *e, const char *url, long timeout_ms)
 {
 	CURL *c = curl_easy_init();
 
@@ -146,8 +146,10 @@ static struct curl_slist *add(struct curl_slist *h, const char *name, const char
 	return n;
 }
 
-struct curl_slist *
-sbx__e2b_headers(struct e2b *e, const struct e2b_box *box, int api, const char *content_type)
+struct curl_slist *sbx__e2b_headers(struct sbx__e2b *e,
+				    const struct sbx__e2b_box *box,
+				    int api,
+				    const char *content_type)
 {
 	struct curl_slist *h = NULL;
 
@@ -178,7 +180,7 @@ void sbx__e2b_headers_free(struct curl_slist *h)
 	curl_slist_free_all(h);
 }
 
-void sbx__e2b_resp_clear(struct e2b_resp *rs)
+void sbx__e2b_resp_clear(struct sbx__e2b_resp *rs)
 {
 	sbx__buf_clear(&rs->body);
 }
@@ -198,9 +200,9 @@ static int transport_error(
 			      detail && *detail ? detail : curl_easy_strerror(cc));
 }
 
-CURL *sbx__e2b_prepare(struct e2b *e,
-		       const struct e2b_req *rq,
-		       struct e2b_resp *rs,
+CURL *sbx__e2b_prepare(struct sbx__e2b *e,
+		       const struct sbx__e2b_req *rq,
+		       struct sbx__e2b_resp *rs,
 		       struct curl_slist **h_out)
 {
 	struct curl_slist *h;
@@ -244,7 +246,7 @@ CURL *sbx__e2b_prepare(struct e2b *e,
 	return c;
 }
 
-int sbx__e2b_finish(CURL *c, CURLcode cc, const struct e2b_req *rq, struct e2b_resp *rs)
+int sbx__e2b_finish(CURL *c, CURLcode cc, const struct sbx__e2b_req *rq, struct sbx__e2b_resp *rs)
 {
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &rs->status);
 	if (rs->too_big)
@@ -256,7 +258,7 @@ int sbx__e2b_finish(CURL *c, CURLcode cc, const struct e2b_req *rq, struct e2b_r
 	return 0;
 }
 
-int sbx__e2b_http(struct e2b *e, const struct e2b_req *rq, struct e2b_resp *rs)
+int sbx__e2b_http(struct sbx__e2b *e, const struct sbx__e2b_req *rq, struct sbx__e2b_resp *rs)
 {
 	struct curl_slist *h = NULL;
 	CURLcode cc;
@@ -307,7 +309,7 @@ static void scrub(char *s, size_t n, const char *secret)
 }
 
 void sbx__e2b_sanitize(
-	struct e2b *e, char *dst, size_t n, const char *src, size_t len, const char *token)
+	struct sbx__e2b *e, char *dst, size_t n, const char *src, size_t len, const char *token)
 {
 	size_t o = 0, lim = n - 1;
 
@@ -325,10 +327,10 @@ void sbx__e2b_sanitize(
 	scrub(dst, n, token);
 }
 
-int sbx__e2b_status_error(struct e2b *e,
+int sbx__e2b_status_error(struct sbx__e2b *e,
 			  const char *what,
 			  const char *sandbox_id,
-			  const struct e2b_resp *rs)
+			  const struct sbx__e2b_resp *rs)
 {
 	json_t *j = NULL;
 	const char *msg = NULL;
@@ -387,7 +389,7 @@ int sbx__e2b_status_error(struct e2b *e,
 
 /* ===== Control plane ===== */
 
-int sbx__e2b_api(struct e2b *e,
+int sbx__e2b_api(struct sbx__e2b *e,
 		 const char *method,
 		 const char *path,
 		 const char *body,
@@ -395,11 +397,11 @@ int sbx__e2b_api(struct e2b *e,
 		 const char *what,
 		 const char *sandbox_id,
 		 json_t **out,
-		 struct e2b_resp *rs_out)
+		 struct sbx__e2b_resp *rs_out)
 {
 	_sbx_cleanup_free_ char *url = NULL;
-	struct e2b_resp rs;
-	struct e2b_req rq = {
+	struct sbx__e2b_resp rs;
+	struct sbx__e2b_req rq = {
 		.method = method,
 		.api = 1,
 		.content_type = body ? "application/json" : NULL,
@@ -434,7 +436,7 @@ int sbx__e2b_api(struct e2b *e,
 	return rc;
 }
 
-int sbx__e2b_delete(struct e2b *e, const char *id, long timeout_ms)
+int sbx__e2b_delete(struct sbx__e2b *e, const char *id, long timeout_ms)
 {
 	char path[128], what[128];
 	int rc;
@@ -450,7 +452,8 @@ int sbx__e2b_delete(struct e2b *e, const char *id, long timeout_ms)
 	return rc;
 }
 
-int sbx__e2b_get(struct e2b *e, const char *id, long timeout_ms, json_t **out, struct e2b_resp *rs)
+int sbx__e2b_get(
+	struct sbx__e2b *e, const char *id, long timeout_ms, json_t **out, struct sbx__e2b_resp *rs)
 {
 	char path[128], what[128];
 	int rc;
@@ -468,7 +471,7 @@ int sbx__e2b_get(struct e2b *e, const char *id, long timeout_ms, json_t **out, s
 }
 
 /* "k=v" with both URL-escaped, appended to the filter (the SDKs' encoding). */
-static int filter_add(struct sbx_buf *f, const char *k, const char *v)
+static int filter_add(struct sbx__buf *f, const char *k, const char *v)
 {
 	char *ek = curl_easy_escape(NULL, k, 0), *ev = curl_easy_escape(NULL, v, 0);
 	int rc = -1;
@@ -480,14 +483,14 @@ static int filter_add(struct sbx_buf *f, const char *k, const char *v)
 	return rc;
 }
 
-int sbx__e2b_list(struct e2b *e,
+int sbx__e2b_list(struct sbx__e2b *e,
 		  const char *tenant,
 		  const char *owner_host,
 		  int (*cb)(json_t *item, void *arg),
 		  void *arg)
 {
-	struct sbx_buf f = {0};
-	char *filter = NULL, token[sizeof(((struct e2b_resp *)0)->next_token)] = "";
+	struct sbx__buf f = {0};
+	char *filter = NULL, token[sizeof(((struct sbx__e2b_resp *)0)->next_token)] = "";
 	int rc = 0, stop = 0;
 
 	if (filter_add(&f, SBX_OWNER_KEY_MANAGED, SBX_OWNER_MANAGED_VALUE) < 0 ||
@@ -502,7 +505,7 @@ int sbx__e2b_list(struct e2b *e,
 		_sbx_cleanup_free_ char *path = NULL;
 		char *etok = NULL;
 		json_t *list = NULL, *item;
-		struct e2b_resp rs;
+		struct sbx__e2b_resp rs;
 		size_t i;
 
 		if (page >= LIST_PAGES_MAX) {

@@ -98,13 +98,13 @@ static int parse_signal(const char *status)
 
 /* One process in the sandbox, from its Start stream. */
 struct proc {
-	struct e2b *e;
-	struct e2b_box *b;
-	const struct sbx_run_req *req;
+	struct sbx__e2b *e;
+	struct sbx__e2b_box *b;
+	const struct sbx__run_req *req;
 	CURL *stream;
 	long status; /* of the Start answer; 0 until its first body byte */
 	struct sbx__connect_dec dec;
-	struct sbx_buf errbody; /* a non-200 answer */
+	struct sbx__buf errbody; /* a non-200 answer */
 	/* Why the stream was stopped from a callback. */
 	int proto; /* it broke the protocol: the error is in err */
 	int canceled, nomem;
@@ -124,8 +124,8 @@ struct proc {
 	CURL *in_easy;
 	struct curl_slist *in_h;
 	char *in_url, *in_body;
-	struct e2b_req in_rq;
-	struct e2b_resp in_rs;
+	struct sbx__e2b_req in_rq;
+	struct sbx__e2b_resp in_rs;
 };
 
 static int proto_error(struct proc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -354,7 +354,7 @@ static int stdin_next(struct proc *p, CURLM *m)
 		snprintf(p->in_body, need, "{\"process\":{\"pid\":%lu}}", (unsigned long)p->pid);
 		p->in_closing = 1;
 	}
-	p->in_rq = (struct e2b_req){
+	p->in_rq = (struct sbx__e2b_req){
 		.method = "POST",
 		.url = p->in_url,
 		.box = p->b,
@@ -416,21 +416,21 @@ static void end_sandbox(struct proc *p, int signal_first)
 		static const char *const extra[] = {"Connect-Protocol-Version: 1", NULL};
 		_sbx_cleanup_free_ char *url = NULL;
 		char body[96];
-		struct e2b_resp rs;
+		struct sbx__e2b_resp rs;
 
 		snprintf(body, sizeof(body),
 			 "{\"process\":{\"pid\":%lu},\"signal\":\"SIGNAL_SIGKILL\"}",
 			 (unsigned long)p->pid);
 		if (asprintf(&url, "%s/process.Process/SendSignal", p->b->envd_url) >= 0) {
-			struct e2b_req rq = {.method = "POST",
-					     .url = url,
-					     .box = p->b,
-					     .content_type = "application/json",
-					     .body = body,
-					     .body_len = strlen(body),
-					     .timeout_ms = p->e->api_timeout_ms,
-					     .max = 65536,
-					     .extra = extra};
+			struct sbx__e2b_req rq = {.method = "POST",
+						  .url = url,
+						  .box = p->b,
+						  .content_type = "application/json",
+						  .body = body,
+						  .body_len = strlen(body),
+						  .timeout_ms = p->e->api_timeout_ms,
+						  .max = 65536,
+						  .extra = extra};
 			sbx__e2b_http(p->e, &rq, &rs);
 			sbx__e2b_resp_clear(&rs);
 		} else {
@@ -443,7 +443,7 @@ static void end_sandbox(struct proc *p, int signal_first)
 	sbx__error_http(s.http_status);
 }
 
-static void set_ended(const struct sbx_run_req *req, int how)
+static void set_ended(const struct sbx__run_req *req, int how)
 {
 	if (req->ended)
 		*req->ended = how;
@@ -554,12 +554,12 @@ static void proc_pump(struct proc *p, CURLM *m, uint64_t host_deadline, struct p
  * is ended where nothing more from it is trusted. */
 static int proc_outcome(struct proc *p,
 			const struct proc_loop *l,
-			const struct e2b_req *rq,
-			struct e2b_resp *rs,
+			const struct sbx__e2b_req *rq,
+			struct sbx__e2b_resp *rs,
 			sbx_result *res)
 {
-	const struct sbx_run_req *req = p->req;
-	struct e2b_box *b = p->b;
+	const struct sbx__run_req *req = p->req;
+	struct sbx__e2b_box *b = p->b;
 	int rc;
 
 	if (p->canceled) {
@@ -609,7 +609,7 @@ static int proc_outcome(struct proc *p,
 				       rq, rs);
 	}
 	if (p->status != 200) {
-		struct e2b_resp er = {.status = p->status, .body = p->errbody};
+		struct sbx__e2b_resp er = {.status = p->status, .body = p->errbody};
 
 		rc = sbx__e2b_status_error(p->e, "start process", b->id, &er);
 		if (rc == SBX_ENOTFOUND && p->status == 502)
@@ -647,9 +647,9 @@ broken:
  * Starts argv (final: already wrapped) in the sandbox and streams it to its
  * end. Fills res's status fields; output goes to req->sink.
  */
-int sbx__e2b_proc_run(struct e2b *e,
-		      struct e2b_box *b,
-		      const struct sbx_run_req *req,
+int sbx__e2b_proc_run(struct sbx__e2b *e,
+		      struct sbx__e2b_box *b,
+		      const struct sbx__run_req *req,
 		      char *const *argv,
 		      sbx_result *res)
 {
@@ -657,12 +657,12 @@ int sbx__e2b_proc_run(struct e2b *e,
 	const char *const extra[] = {"Connect-Protocol-Version: 1", tmo,
 				     "Keepalive-Ping-Interval: 50", NULL};
 	_sbx_cleanup_free_ char *url = NULL;
-	struct e2b_body body = {0};
+	struct sbx__e2b_body body = {0};
 	struct proc p = {
 		.e = e, .b = b, .req = req, .in = req->stdin_data, .in_left = req->stdin_len};
 	struct proc_loop l = {.stream_cc = CURLE_OK};
-	struct e2b_req rq;
-	struct e2b_resp rs;
+	struct sbx__e2b_req rq;
+	struct sbx__e2b_resp rs;
 	struct curl_slist *h = NULL;
 	uint64_t t0 = sbx__e2b_now_ms(), host_deadline = t0 + req->timeout_ms + SBX_E2B_GRACE_MS;
 	int rc;
@@ -682,14 +682,14 @@ int sbx__e2b_proc_run(struct e2b *e,
 		sbx__e2b_body_free(&body);
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_REMOTE, "out of memory");
 	}
-	rq = (struct e2b_req){.method = "POST",
-			      .url = url,
-			      .box = b,
-			      .content_type = "application/connect+json",
-			      .body = body.p,
-			      .body_len = body.len,
-			      .timeout_ms = 0, /* the host deadline below bounds it */
-			      .extra = extra};
+	rq = (struct sbx__e2b_req){.method = "POST",
+				   .url = url,
+				   .box = b,
+				   .content_type = "application/connect+json",
+				   .body = body.p,
+				   .body_len = body.len,
+				   .timeout_ms = 0, /* the host deadline below bounds it */
+				   .extra = extra};
 	sbx__connect_init(&p.dec, SBX_E2B_FRAME_MAX);
 	p.errbody.cap = ERRBODY_MAX;
 	p.stream = sbx__e2b_prepare(e, &rq, &rs, &h);
@@ -728,13 +728,13 @@ out:
 	return rc;
 }
 
-int sbx__e2b_op_run(void *state, void *box, const struct sbx_run_req *req, sbx_result *res)
+int sbx__e2b_op_run(void *state, void *box, const struct sbx__run_req *req, sbx_result *res)
 {
-	struct e2b_box *b = box;
+	struct sbx__e2b_box *b = box;
 	char **argv = NULL;
 	int rc;
 
-	struct sbx_run_req r = *req;
+	struct sbx__run_req r = *req;
 
 	/* The built-in default working directory is left to the template
 	 * (E2B's templates have no /workspace; a cwd that does not exist fails

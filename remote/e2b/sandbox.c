@@ -51,7 +51,7 @@ void sbx__e2b_wipe_free(char *s)
 }
 
 /* Deletes a sandbox after a failure, keeping the failure's error. */
-static int delete_keep(struct e2b *e, const char *id, int rc)
+static int delete_keep(struct sbx__e2b *e, const char *id, int rc)
 {
 	struct sbx__error_saved s;
 
@@ -78,7 +78,7 @@ int sbx__e2b_valid_domain(const char *d)
 
 /* ===== Boxes ===== */
 
-static void box_free(struct e2b_box *b)
+static void box_free(struct sbx__e2b_box *b)
 {
 	if (!b)
 		return;
@@ -91,14 +91,14 @@ static void box_free(struct e2b_box *b)
 }
 
 /* A box for sandbox id, reached through domain (NULL: the configured one). */
-static int box_new(struct e2b *e,
-		   struct e2b_box **out,
+static int box_new(struct sbx__e2b *e,
+		   struct sbx__e2b_box **out,
 		   const char *id,
 		   const char *domain,
 		   const char *token,
 		   const sbx_policy *p)
 {
-	struct e2b_box *b = calloc(1, sizeof(*b));
+	struct sbx__e2b_box *b = calloc(1, sizeof(*b));
 	int rc;
 
 	if (!b)
@@ -130,13 +130,13 @@ static int box_new(struct e2b *e,
 
 /* ===== Create ===== */
 
-static const char *template_of(struct e2b *e, const sbx_policy *p)
+static const char *template_of(struct sbx__e2b *e, const sbx_policy *p)
 {
 	return (p->set & SBX__SET_IMAGE) && p->image ? p->image : e->template_name;
 }
 
 static char *
-create_body(struct e2b *e, const sbx_policy *p, long long timeout_s, long long deadline)
+create_body(struct sbx__e2b *e, const sbx_policy *p, long long timeout_s, long long deadline)
 {
 	_cleanup_json_ json_t *body = NULL;
 	struct sbx__owner o;
@@ -247,7 +247,8 @@ static int check_readback(const char *id, const char *tpl, const sbx_policy *p, 
 }
 
 /* Waits until envd answers its health check, within the create deadline. */
-static int wait_envd(struct e2b *e, struct e2b_box *b, uint64_t deadline, uint64_t create_ms)
+static int
+wait_envd(struct sbx__e2b *e, struct sbx__e2b_box *b, uint64_t deadline, uint64_t create_ms)
 {
 	_sbx_cleanup_free_ char *url = NULL;
 	char last[SBX_ERROR_MSG_MAX] = "no answer";
@@ -257,8 +258,8 @@ static int wait_envd(struct e2b *e, struct e2b_box *b, uint64_t deadline, uint64
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_REMOTE, "out of memory");
 	for (;;) {
 		long left = left_ms(deadline);
-		struct e2b_req rq = {.method = "GET", .url = url, .box = b, .max = 4096};
-		struct e2b_resp rs;
+		struct sbx__e2b_req rq = {.method = "GET", .url = url, .box = b, .max = 4096};
+		struct sbx__e2b_resp rs;
 		int rc;
 
 		if (left <= 0)
@@ -302,7 +303,7 @@ static int tier_of(const char *announced, sbx_tier *out)
 int sbx__e2b_op_create(
 	void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_tier *tier_out)
 {
-	struct e2b *e = state;
+	struct sbx__e2b *e = state;
 	uint64_t create_ms = p->timeout_ms[SBX_TIMEOUT_CREATE];
 	uint64_t deadline = sbx__e2b_now_ms() + create_ms;
 	uint64_t life_ms = p->timeout_ms[SBX_TIMEOUT_SANDBOX];
@@ -310,8 +311,8 @@ int sbx__e2b_op_create(
 	_sbx_cleanup_free_ char *body = NULL, *id = NULL;
 	_cleanup_json_ json_t *resp = NULL, *detail = NULL;
 	const char *tpl = template_of(e, p), *sid, *token, *domain;
-	struct e2b_box *b = NULL;
-	struct e2b_resp rs;
+	struct sbx__e2b_box *b = NULL;
+	struct sbx__e2b_resp rs;
 	sbx_tier tier;
 	int rc;
 
@@ -417,13 +418,13 @@ static int is_ours(json_t *md)
 int sbx__e2b_op_open_box(
 	void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier *tier_out)
 {
-	struct e2b *e = state;
+	struct sbx__e2b *e = state;
 	_cleanup_json_ json_t *d = NULL;
-	struct e2b_resp rs;
+	struct sbx__e2b_resp rs;
 	json_t *md;
 	const char *tenant, *dl;
 	long long started, deadline, v;
-	struct e2b_box *b = NULL;
+	struct sbx__e2b_box *b = NULL;
 	sbx_tier tier;
 	int rc;
 
@@ -485,7 +486,7 @@ void sbx__e2b_op_release(void *state, void *box)
 
 int sbx__e2b_op_destroy(void *state, void *box)
 {
-	struct e2b_box *b = box;
+	struct sbx__e2b_box *b = box;
 	int rc;
 
 	if (!b)
@@ -496,7 +497,7 @@ int sbx__e2b_op_destroy(void *state, void *box)
 }
 
 /* Marks the box dead and wakes a run in flight on it. */
-void sbx__e2b_mark_dead(struct e2b_box *b)
+void sbx__e2b_mark_dead(struct sbx__e2b_box *b)
 {
 	__atomic_store_n(&b->dead, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&b->lock);
@@ -507,7 +508,7 @@ void sbx__e2b_mark_dead(struct e2b_box *b)
 
 int sbx__e2b_op_kill(void *state, void *box)
 {
-	struct e2b_box *b = box;
+	struct sbx__e2b_box *b = box;
 
 	sbx__e2b_mark_dead(b);
 	/* Its own handle: the run's may be busy on another thread. */
@@ -557,7 +558,7 @@ int sbx__e2b_op_list(void *state, const char *tenant, sbx_list_cb cb, void *payl
 }
 
 struct reap_ctx {
-	struct e2b *e;
+	struct sbx__e2b *e;
 	const char *tenant;
 	int only_local;
 	sbx__reap_fn fn;
@@ -601,7 +602,7 @@ static int reap_one(json_t *item, void *arg)
 int sbx__e2b_op_reap_list(
 	void *state, const char *tenant, int only_local, sbx__reap_fn fn, void *arg)
 {
-	struct e2b *e = state;
+	struct sbx__e2b *e = state;
 	struct reap_ctx c = {
 		.e = e, .tenant = tenant, .only_local = only_local, .fn = fn, .arg = arg};
 	int rc;

@@ -96,7 +96,7 @@ static int env_overridden(const char *const *env, size_t i)
 	return 0;
 }
 
-static void start_json(struct jw *w, const struct sbx_run_req *req, char *const *argv)
+static void start_json(struct jw *w, const struct sbx__run_req *req, char *const *argv)
 {
 	int first = 1;
 
@@ -129,7 +129,7 @@ static void start_json(struct jw *w, const struct sbx_run_req *req, char *const 
 	jw_raw(w, req->stdin_len ? "},\"stdin\":true}" : "},\"stdin\":false}");
 }
 
-void sbx__e2b_body_free(struct e2b_body *b)
+void sbx__e2b_body_free(struct sbx__e2b_body *b)
 {
 	if (!b->p)
 		return;
@@ -142,7 +142,9 @@ void sbx__e2b_body_free(struct e2b_body *b)
 	b->p = NULL;
 }
 
-int sbx__e2b_start_body(struct e2b_body *out, const struct sbx_run_req *req, char *const *argv)
+int sbx__e2b_start_body(struct sbx__e2b_body *out,
+			const struct sbx__run_req *req,
+			char *const *argv)
 {
 	struct jw w = {0};
 	size_t json_len;

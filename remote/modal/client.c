@@ -143,7 +143,7 @@ static long long jwt_exp(const char *jwt)
 	return exp;
 }
 
-static int cp_call_raw(struct modal *m,
+static int cp_call_raw(struct sbx__modal *m,
 		       const char *method,
 		       const ProtobufCMessage *req,
 		       uint64_t deadline,
@@ -154,7 +154,7 @@ static int cp_call_raw(struct modal *m,
 		       struct sbx__grpc_status *st);
 
 /* The x-modal-auth-token to send, fetched or refreshed at half its life. */
-int sbx__modal_auth_token(struct modal *m, uint64_t deadline, char **out)
+int sbx__modal_auth_token(struct sbx__modal *m, uint64_t deadline, char **out)
 {
 	Modal__Client__AuthTokenGetRequest req = MODAL__CLIENT__AUTH_TOKEN_GET_REQUEST__INIT;
 	Modal__Client__AuthTokenGetResponse *r = NULL;
@@ -206,7 +206,7 @@ done:
 	return rc;
 }
 
-static int cp_call_raw(struct modal *m,
+static int cp_call_raw(struct sbx__modal *m,
 		       const char *method,
 		       const ProtobufCMessage *req,
 		       uint64_t deadline,
@@ -250,7 +250,7 @@ static int cp_call_raw(struct modal *m,
 }
 
 /* One control-plane call with the auth token. st is always filled. */
-int sbx__modal_cp_call(struct modal *m,
+int sbx__modal_cp_call(struct sbx__modal *m,
 		       const char *method,
 		       const ProtobufCMessage *req,
 		       uint64_t deadline,
@@ -271,7 +271,7 @@ int sbx__modal_cp_call(struct modal *m,
 	return rc;
 }
 
-int sbx__modal_terminate(struct modal *m, const char *sandbox_id)
+int sbx__modal_terminate(struct sbx__modal *m, const char *sandbox_id)
 {
 	Modal__Client__SandboxTerminateRequest req = MODAL__CLIENT__SANDBOX_TERMINATE_REQUEST__INIT;
 	struct sbx__grpc_status st;
@@ -293,7 +293,7 @@ int sbx__modal_terminate(struct modal *m, const char *sandbox_id)
 }
 
 /* Terminates after a failure, keeping the failure as the error. */
-int sbx__modal_terminate_keep(struct modal *m, const char *sandbox_id, int rc)
+int sbx__modal_terminate_keep(struct sbx__modal *m, const char *sandbox_id, int rc)
 {
 	const sbx_error *e = sbx_error_last();
 	char msg[SBX_ERROR_MSG_MAX];

@@ -58,7 +58,10 @@ static int image_result(const char *image, int status, const char *exception)
 		sbx__modal_status_name(status), exception && *exception ? exception : "");
 }
 
-int sbx__modal_image_build(struct modal *m, const char *image, uint64_t deadline, char *image_id)
+int sbx__modal_image_build(struct sbx__modal *m,
+			   const char *image,
+			   uint64_t deadline,
+			   char *image_id)
 {
 	Modal__Client__ImageGetOrCreateRequest req =
 		MODAL__CLIENT__IMAGE_GET_OR_CREATE_REQUEST__INIT;

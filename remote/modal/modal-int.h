@@ -64,7 +64,7 @@
 #define SBX_MODAL_ID_MAX 128	  /* longest sandbox, task, app or image id accepted */
 #define SBX_MODAL_TOKEN_MAX 16384 /* longest auth token or JWT accepted */
 
-struct modal {
+struct sbx__modal {
 	struct sbx__grpc_chan *cp;
 	char *server_url;
 	int loopback;
@@ -79,7 +79,7 @@ struct modal {
 	time_t auth_refresh_at;
 };
 
-struct mbox {
+struct sbx__modal_box {
 	char *id;
 	char *task_id;
 	sbx_policy *policy; /* the per-run caps */
@@ -115,9 +115,9 @@ uint64_t sbx__modal_deadline_in(uint64_t ms);
 
 /* client.c: the control plane. */
 /* The x-modal-auth-token to send, fetched or refreshed at half its life. */
-int sbx__modal_auth_token(struct modal *m, uint64_t deadline, char **out);
+int sbx__modal_auth_token(struct sbx__modal *m, uint64_t deadline, char **out);
 /* One control-plane call with the auth token. st is always filled. */
-int sbx__modal_cp_call(struct modal *m,
+int sbx__modal_cp_call(struct sbx__modal *m,
 		       const char *method,
 		       const ProtobufCMessage *req,
 		       uint64_t deadline,
@@ -126,17 +126,20 @@ int sbx__modal_cp_call(struct modal *m,
 		       size_t *resp_len,
 		       struct sbx__grpc_status *st);
 /* SandboxTerminate; a sandbox already gone counts as terminated. */
-int sbx__modal_terminate(struct modal *m, const char *sandbox_id);
+int sbx__modal_terminate(struct sbx__modal *m, const char *sandbox_id);
 /* Terminates after a failure, keeping the failure as the error. */
-int sbx__modal_terminate_keep(struct modal *m, const char *sandbox_id, int rc);
+int sbx__modal_terminate_keep(struct sbx__modal *m, const char *sandbox_id, int rc);
 
 /* image.c: the image of a sandbox, built from "FROM <image>". */
-int sbx__modal_image_build(struct modal *m, const char *image, uint64_t deadline, char *image_id);
+int sbx__modal_image_build(struct sbx__modal *m,
+			   const char *image,
+			   uint64_t deadline,
+			   char *image_id);
 int sbx__modal_op_image_exists(void *state, const char *ref);
 
 /* sandbox.c: a sandbox's life, listing and reaping. */
 /* The router's address and JWT (and a channel to it when chan is set). */
-int sbx__modal_router_access(struct modal *m,
+int sbx__modal_router_access(struct sbx__modal *m,
 			     const char *task_id,
 			     uint64_t deadline,
 			     char **jwt,
@@ -154,6 +157,6 @@ int sbx__modal_op_reap_list(
 int sbx__modal_op_reap_remove(void *state, const struct sbx__reap_item *item);
 
 /* run.c: runs. */
-int sbx__modal_op_run(void *state, void *box, const struct sbx_run_req *req, sbx_result *res);
+int sbx__modal_op_run(void *state, void *box, const struct sbx__run_req *req, sbx_result *res);
 
 #endif

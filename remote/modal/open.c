@@ -44,7 +44,7 @@
 
 static void m_free(void *state)
 {
-	struct modal *m = state;
+	struct sbx__modal *m = state;
 
 	if (!m)
 		return;
@@ -68,7 +68,7 @@ static int m_open(const sbx_backend_options *opts, void **state)
 	const char *env = secure_getenv("MODAL_ENVIRONMENT");
 	const char *thr = secure_getenv("MODAL_MAX_THROTTLE_WAIT");
 	struct sbx__grpc_status st;
-	struct modal *m;
+	struct sbx__modal *m;
 	uint8_t *resp = NULL;
 	size_t len = 0;
 	int rc;
@@ -160,7 +160,7 @@ static int m_check(void *state, const sbx_policy *p)
 				      "tier",
 				      sbx_tier_name(p->min_tier) ?: "unknown");
 	for (size_t i = 0; i < p->allow_n; i++) {
-		const struct sbx_allow *a = &p->allow[i];
+		const struct sbx__allow *a = &p->allow[i];
 
 		if (a->kind != SBX_ALLOW_CIDR)
 			return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_NETPOLICY,
@@ -187,7 +187,7 @@ static int m_check(void *state, const sbx_policy *p)
 	return 0;
 }
 
-const struct sbx_backend_ops sbx__modal_ops = {
+const struct sbx__backend_ops sbx__modal_ops = {
 	.version = SBX_BACKEND_OPS_VERSION,
 	.name = "modal",
 	.open = m_open,

@@ -48,9 +48,9 @@ struct rcall {
 };
 
 struct run {
-	struct modal *m;
-	struct mbox *b;
-	const struct sbx_run_req *req;
+	struct sbx__modal *m;
+	struct sbx__modal_box *b;
+	const struct sbx__run_req *req;
 	struct sbx__grpc_set *set;
 	char exec_id[37];
 	struct rcall c[CALL_N];
@@ -85,7 +85,7 @@ static int run_opts(struct run *r, uint64_t deadline, struct sbx__grpc_opts *o)
 }
 
 /* A new JWT for the router (it answered UNAUTHENTICATED). */
-static int refresh_router(struct modal *m, struct mbox *b)
+static int refresh_router(struct sbx__modal *m, struct sbx__modal_box *b)
 {
 	char *jwt = NULL;
 	int rc = sbx__modal_router_access(m, b->task_id, sbx__modal_deadline_in(m->api_timeout_ms),
@@ -219,7 +219,7 @@ static int start_call(struct run *r, int which, uint64_t deadline)
 /* Starts the exec: TaskExecStart, its env (secrets included) in wiped memory. */
 static int exec_start(struct run *r, char **argv)
 {
-	const struct sbx_run_req *req = r->req;
+	const struct sbx__run_req *req = r->req;
 	Modal__TaskCommandRouter__TaskExecStartRequest q =
 		MODAL__TASK_COMMAND_ROUTER__TASK_EXEC_START_REQUEST__INIT;
 	Modal__TaskCommandRouter__TaskExecStartRequest__EnvEntry *ents = NULL, **entp = NULL;
@@ -458,9 +458,9 @@ on_end_call(struct run *r, int which, int rc, const struct sbx__grpc_status *st,
  * or not trusted. */
 static int run_outcome(struct run *r, int end, sbx_result *res, uint64_t exec_deadline)
 {
-	struct modal *m = r->m;
-	struct mbox *b = r->b;
-	const struct sbx_run_req *req = r->req;
+	struct sbx__modal *m = r->m;
+	struct sbx__modal_box *b = r->b;
+	const struct sbx__run_req *req = r->req;
 	int rc;
 
 	if (end == END_BACKSTOP) {
@@ -517,10 +517,10 @@ static int run_outcome(struct run *r, int end, sbx_result *res, uint64_t exec_de
 	return rc;
 }
 
-int sbx__modal_op_run(void *state, void *box, const struct sbx_run_req *req, sbx_result *res)
+int sbx__modal_op_run(void *state, void *box, const struct sbx__run_req *req, sbx_result *res)
 {
-	struct modal *m = state;
-	struct mbox *b = box;
+	struct sbx__modal *m = state;
+	struct sbx__modal_box *b = box;
 	struct run *r = NULL;
 	char **argv = NULL;
 	uint64_t start, exec_deadline, backstop;

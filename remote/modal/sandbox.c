@@ -29,7 +29,8 @@
 /* ===== Create ===== */
 
 /* The task of a sandbox, once it is scheduled. */
-static int task_id_of(struct modal *m, const char *sandbox_id, uint64_t deadline, char *task_id)
+static int
+task_id_of(struct sbx__modal *m, const char *sandbox_id, uint64_t deadline, char *task_id)
 {
 	for (;;) {
 		Modal__Client__SandboxGetTaskIdRequest req =
@@ -91,7 +92,7 @@ static int task_id_of(struct modal *m, const char *sandbox_id, uint64_t deadline
  * the server URL is on loopback (a local double), the router is dialed
  * without TLS, as the official SDK does, and must be on loopback too.
  */
-int sbx__modal_router_access(struct modal *m,
+int sbx__modal_router_access(struct sbx__modal *m,
 			     const char *task_id,
 			     uint64_t deadline,
 			     char **jwt,
@@ -159,7 +160,7 @@ out:
 	return rc;
 }
 
-static void box_free(struct mbox *b)
+static void box_free(struct sbx__modal_box *b)
 {
 	if (!b)
 		return;
@@ -173,14 +174,14 @@ static void box_free(struct mbox *b)
 }
 
 /* Task, router access and a box for a sandbox that exists. */
-static int box_attach(struct modal *m,
+static int box_attach(struct sbx__modal *m,
 		      const char *sandbox_id,
 		      const sbx_policy *p,
 		      uint64_t deadline,
-		      struct mbox **out)
+		      struct sbx__modal_box **out)
 {
 	char task_id[SBX_MODAL_ID_MAX + 1];
-	struct mbox *b;
+	struct sbx__modal_box *b;
 	int rc;
 
 	rc = task_id_of(m, sandbox_id, deadline, task_id);
@@ -215,7 +216,7 @@ static Modal__Client__SandboxTag *tag(Modal__Client__SandboxTag *t, const char *
 int sbx__modal_op_create(
 	void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_tier *tier_out)
 {
-	struct modal *m = state;
+	struct sbx__modal *m = state;
 	Modal__Client__SandboxCreateRequest req = MODAL__CLIENT__SANDBOX_CREATE_REQUEST__INIT;
 	Modal__Client__Sandbox def = MODAL__CLIENT__SANDBOX__INIT;
 	Modal__Client__Resources res = MODAL__CLIENT__RESOURCES__INIT;
@@ -231,7 +232,7 @@ int sbx__modal_op_create(
 	uint64_t secs = (p->timeout_ms[SBX_TIMEOUT_SANDBOX] + 999u) / 1000u;
 	uint64_t mib = ((uint64_t)p->limit[SBX_LIMIT_MEMORY] + (1u << 20) - 1) >> 20;
 	sbx_tier tier = SBX_TIER_GVISOR;
-	struct mbox *b = NULL;
+	struct sbx__modal_box *b = NULL;
 	uint8_t *resp = NULL;
 	size_t len = 0;
 	int rc;
@@ -338,7 +339,7 @@ static int ours(const Modal__Client__SandboxInfo *s)
 }
 
 /* Calls fn for each running sandbox of ours, newest first; fn returns non-zero to stop. */
-static int each_sandbox(struct modal *m,
+static int each_sandbox(struct sbx__modal *m,
 			const char *tenant,
 			const char *host,
 			int (*fn)(void *arg, const Modal__Client__SandboxInfo *s),
@@ -489,7 +490,7 @@ static int reap_item(void *arg, const Modal__Client__SandboxInfo *s)
 int sbx__modal_op_reap_list(
 	void *state, const char *tenant, int only_local, sbx__reap_fn fn, void *arg)
 {
-	struct modal *m = state;
+	struct sbx__modal *m = state;
 	struct reap_arg ra = {.fn = fn, .arg = arg};
 	int rc;
 
@@ -537,9 +538,9 @@ static int find_one(void *arg, const Modal__Client__SandboxInfo *s)
 int sbx__modal_op_open_box(
 	void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier *tier_out)
 {
-	struct modal *m = state;
+	struct sbx__modal *m = state;
 	struct find_arg fa = {.id = id};
-	struct mbox *b = NULL;
+	struct sbx__modal_box *b = NULL;
 	uint64_t life_ms = 0;
 	int rc;
 
@@ -580,7 +581,7 @@ void sbx__modal_op_release(void *state, void *box)
 
 int sbx__modal_op_destroy(void *state, void *box)
 {
-	struct mbox *b = box;
+	struct sbx__modal_box *b = box;
 	int rc;
 
 	if (!b)
@@ -592,7 +593,7 @@ int sbx__modal_op_destroy(void *state, void *box)
 
 int sbx__modal_op_kill(void *state, void *box)
 {
-	struct mbox *b = box;
+	struct sbx__modal_box *b = box;
 
 	__atomic_store_n(&b->killed, 1, __ATOMIC_SEQ_CST);
 	return sbx__modal_terminate(state, b->id);

@@ -28,7 +28,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct docker dk;
+static struct sbx__docker dk;
 static uint8_t answer[1 << 20];
 static char tar[80];
 
@@ -60,7 +60,7 @@ static int exec_sink(void *arg, int stream, const void *p, size_t n)
  * init's diagnostics stay within their cap, and an exit taken is valid. */
 static void exec_stream(const uint8_t *p, size_t n, size_t chunk)
 {
-	struct sbx_run_req req = {.sink = exec_sink};
+	struct sbx__run_req req = {.sink = exec_sink};
 	struct run_io *io = calloc(1, sizeof(*io));
 
 	if (!io)

@@ -54,10 +54,10 @@ static void no_secret(const char *s)
 
 static void stream(const uint8_t *data, size_t size, size_t chunk)
 {
-	struct e2b e = {.api_key = (char *)KEY};
-	struct e2b_box b = {.id = (char *)"ifuzz0000000000000000", .token = (char *)TOKEN};
+	struct sbx__e2b e = {.api_key = (char *)KEY};
+	struct sbx__e2b_box b = {.id = (char *)"ifuzz0000000000000000", .token = (char *)TOKEN};
 	struct sink_state ss = {0};
-	struct sbx_run_req req = {.sink = sink, .sink_arg = &ss};
+	struct sbx__run_req req = {.sink = sink, .sink_arg = &ss};
 	struct proc p = {.e = &e, .b = &b, .req = &req, .status = 200};
 	int last = 0;
 
@@ -84,8 +84,8 @@ static void stream(const uint8_t *data, size_t size, size_t chunk)
 
 static void status_error(const uint8_t *data, size_t size, long status)
 {
-	struct e2b e = {.api_key = (char *)KEY};
-	struct e2b_resp rs = {.status = status};
+	struct sbx__e2b e = {.api_key = (char *)KEY};
+	struct sbx__e2b_resp rs = {.status = status};
 
 	if (sbx__buf_append(&rs.body, data, size) < 0)
 		abort();
@@ -109,7 +109,7 @@ static int list_cb(const sbx_sandbox_info *info, void *arg)
 /* Header lines as libcurl hands them to on_header(), each with its CRLF. */
 static void headers(const uint8_t *p, size_t n)
 {
-	struct e2b_resp rs = {0};
+	struct sbx__e2b_resp rs = {0};
 
 	while (n) {
 		const uint8_t *nl = memchr(p, '\n', n);
@@ -160,7 +160,7 @@ static void describe(const uint8_t *data, size_t size)
 	(void)parse_rfc3339(json_string_value(json_object_get(d, "endAt")));
 	(void)is_ours(json_object_get(d, "metadata"));
 	{
-		struct e2b e = {.api_key = (char *)KEY};
+		struct sbx__e2b e = {.api_key = (char *)KEY};
 		struct list_ctx lc = {.tenant = NULL, .cb = list_cb};
 		struct reap_ctx rc = {.e = &e, .tenant = "t1", .only_local = 1, .fn = reap_fn};
 		json_t *item;

@@ -48,10 +48,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sink_state ss = {0};
-	struct sbx_run_req req = {.sink = sink, .sink_arg = &ss};
-	struct sbx_chan_run run = {.req = &req};
-	struct sbx_frame_decoder *fd;
-	struct sbx_chan_rx *rx;
+	struct sbx__run_req req = {.sink = sink, .sink_arg = &ss};
+	struct sbx__chan_run run = {.req = &req};
+	struct sbx__frame_decoder *fd;
+	struct sbx__chan_rx *rx;
 	size_t off = 6, chunk;
 	int last = SBX_CHAN_RX_OK;
 

@@ -34,9 +34,9 @@ static void cleanup(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sbx_host_addr self = {.family = AF_INET, .plen = 32};
-	struct sbx_allow allow[2] = {0};
-	struct sbx_np_plan plan = {0};
+	struct sbx__host_addr self = {.family = AF_INET, .plen = 32};
+	struct sbx__allow allow[2] = {0};
+	struct sbx__np_plan plan = {0};
 	FILE *f;
 	int v6_ok;
 
@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    strncmp(plan.pins[i], "pkg.example.org:", 16) != 0)
 				abort();
 		for (size_t i = 0; i < plan.n; i++) {
-			const struct sbx_np_rule *r = &plan.rules[i];
+			const struct sbx__np_rule *r = &plan.rules[i];
 
 			if (sbx__special_overlap(r->family, r->addr, r->plen, &self, 1, NULL, 0) ==
 				    SBX_SPECIAL_INSIDE ||

@@ -22,11 +22,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct sbx_http http;
+static struct sbx__http http;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sbx_buf resp = {0};
+	struct sbx__buf resp = {0};
 	long status = 0;
 
 	if (!http.sock && sbx__http_init(&http, fz_srv_start(), 10000) != 0)
@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sbx__buf_clear(&resp);
 		break;
 	case 2: {
-		struct sbx_hijack *hj = malloc(sizeof(*hj));
+		struct sbx__hijack *hj = malloc(sizeof(*hj));
 
 		if (!hj)
 			abort();

@@ -133,7 +133,7 @@ static void unary(int which, const uint8_t *msg, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sink_state ss = {0};
-	struct sbx_run_req req = {.sink = sink, .sink_arg = &ss};
+	struct sbx__run_req req = {.sink = sink, .sink_arg = &ss};
 	struct run r = {.req = &req};
 	struct join j = {0};
 	const uint8_t *msg = data + 1;

@@ -41,8 +41,8 @@ static int free_of_marker(const uint8_t *v, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sbx_redact_stream whole = {0}, cut = {0};
-	struct sbx_buf a = {0}, b = {0};
+	struct sbx__redact_stream whole = {0}, cut = {0};
+	struct sbx__buf a = {0}, b = {0};
 	const uint8_t *val[3];
 	size_t vlen[3], nv, off = 0, ncut, cuts[16];
 	int id[3];

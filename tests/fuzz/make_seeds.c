@@ -76,9 +76,9 @@ static void save(const char *dir, const char *name)
 
 int main(int argc, char **argv)
 {
-	struct sbx_chan_hello hi = {1, SBX_CHAN_RUNS_MAX, SBX_CHAN_WINDOW};
-	struct sbx_frame_exit ex = {.status = SBX_FRAME_ST_EXITED, .code = 3};
-	struct sbx_chan_open op = {0, 2, 1, 14, 5000};
+	struct sbx__chan_hello hi = {1, SBX_CHAN_RUNS_MAX, SBX_CHAN_WINDOW};
+	struct sbx__frame_exit ex = {.status = SBX_FRAME_ST_EXITED, .code = 3};
+	struct sbx__chan_open op = {0, 2, 1, 14, 5000};
 	unsigned char p[64], credit[4];
 	char host[400], init[400], docker[400];
 

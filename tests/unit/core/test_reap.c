@@ -91,7 +91,7 @@ static void s_reap_sweep(void *state)
 	((struct script *)state)->sweeps++;
 }
 
-static struct sbx_backend_ops ops = {
+static struct sbx__backend_ops ops = {
 	.version = SBX_BACKEND_OPS_VERSION,
 	.name = "scripted",
 	.reap_list = s_reap_list,
@@ -303,7 +303,7 @@ static void test_reap__pid_namespace_and_extra(void **state)
 
 static void test_reap__bound_on_condemned(void **state)
 {
-	struct sbx_backend_ops bounded = ops;
+	struct sbx__backend_ops bounded = ops;
 
 	(void)state;
 	for (int i = 0; i < 40; i++)

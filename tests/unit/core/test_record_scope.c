@@ -33,7 +33,7 @@
 
 struct fx {
 	sbx_secrets *a, *b;
-	struct sbx_redact_scope sa, sb;
+	struct sbx__redact_scope sa, sb;
 };
 
 static int setup(void **state)
@@ -69,9 +69,9 @@ static int teardown(void **state)
 }
 
 /* An event with the text in a nested string, closed in scope sc. */
-static char *closed_in(struct sbx_redact_scope *sc, const char *text)
+static char *closed_in(struct sbx__redact_scope *sc, const char *text)
 {
-	struct sbx_redact_scope *prev = sbx__redact_scope_enter(sc);
+	struct sbx__redact_scope *prev = sbx__redact_scope_enter(sc);
 	json_t *ev = json_pack("{s:s,s:[s]}", "message", text, "argv", text);
 	char *out;
 
@@ -84,7 +84,7 @@ static char *closed_in(struct sbx_redact_scope *sc, const char *text)
 	return out;
 }
 
-static void check_closed(struct sbx_redact_scope *sc, const char *text, const char *want)
+static void check_closed(struct sbx__redact_scope *sc, const char *text, const char *want)
 {
 	char *got = closed_in(sc, text);
 
@@ -105,7 +105,7 @@ static void test_core_record_scope__events_and_spans(void **state)
 static void test_core_record_scope__errors(void **state)
 {
 	struct fx *f = *state;
-	struct sbx_redact_scope *prev = sbx__redact_scope_enter(&f->sb);
+	struct sbx__redact_scope *prev = sbx__redact_scope_enter(&f->sb);
 
 	sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_INIT, "init said: %s %s", A_SECRET, B_SECRET);
 	sbx__redact_scope_leave(prev);
@@ -143,9 +143,9 @@ static int collect(void *arg, const char *data, size_t len)
 }
 
 /* A run's output in scope sc, fed a byte at a time. */
-static char *output_in(struct sbx_redact_scope *sc, const char *text)
+static char *output_in(struct sbx__redact_scope *sc, const char *text)
 {
-	struct sbx_redact_stream st = {.scope = sc};
+	struct sbx__redact_stream st = {.scope = sc};
 	struct sink k = {0};
 
 	for (size_t i = 0; text[i]; i++)
@@ -155,7 +155,7 @@ static char *output_in(struct sbx_redact_scope *sc, const char *text)
 	return k.data ? k.data : strdup("");
 }
 
-static void check_output(struct sbx_redact_scope *sc, const char *text, const char *want)
+static void check_output(struct sbx__redact_scope *sc, const char *text, const char *want)
 {
 	char *got = output_in(sc, text);
 
@@ -182,7 +182,7 @@ static void test_core_record_scope__output(void **state)
 static void test_core_record_scope__no_oracle_for_a_guess(void **state)
 {
 	struct fx *f = *state;
-	struct sbx_redact_scope *scopes[] = {&f->sb, &f->sa, NULL};
+	struct sbx__redact_scope *scopes[] = {&f->sb, &f->sa, NULL};
 	char right[64], wrong[64];
 
 	for (size_t k = 4; k < strlen(A_SECRET); k++) {

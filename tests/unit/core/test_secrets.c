@@ -64,9 +64,9 @@ static int add(sbx_secrets *s, const char *name, const char *value)
 }
 
 /* The error message of an error that quotes text, closed in scope sc. */
-static const char *quoted_in(struct sbx_redact_scope *sc, const char *text)
+static const char *quoted_in(struct sbx__redact_scope *sc, const char *text)
 {
-	struct sbx_redact_scope *prev = sbx__redact_scope_enter(sc);
+	struct sbx__redact_scope *prev = sbx__redact_scope_enter(sc);
 
 	sbx__error_set(SBX_ERROR, SBX_ERRCLASS_CORE, "got %s", text);
 	sbx__redact_scope_leave(prev);
@@ -76,7 +76,7 @@ static const char *quoted_in(struct sbx_redact_scope *sc, const char *text)
 /* As quoted_in, in a scope that holds s alone (as a sandbox given s). */
 static const char *quoted_by(const sbx_secrets *s, const char *text)
 {
-	struct sbx_redact_scope sc;
+	struct sbx__redact_scope sc;
 	const char *m;
 
 	sbx__redact_scope_init(&sc);
@@ -238,7 +238,7 @@ static void test_core_secrets__from_file(void **state)
 static void test_core_secrets__redacted_while_alive(void **state)
 {
 	sbx_secrets *s = *state, *t = NULL;
-	struct sbx_redact_scope sc;
+	struct sbx__redact_scope sc;
 
 	sbx__redact_scope_init(&sc);
 	assert_int_equal(sbx_secrets_new(&t), 0);

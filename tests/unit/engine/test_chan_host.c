@@ -79,7 +79,7 @@ static void frame(struct bytes *s, int type, unsigned int id, const void *p, siz
 
 static void hello(struct bytes *s)
 {
-	struct sbx_chan_hello h = {SBX_CHAN_VERSION, SBX_CHAN_RUNS_MAX, SBX_CHAN_WINDOW};
+	struct sbx__chan_hello h = {SBX_CHAN_VERSION, SBX_CHAN_RUNS_MAX, SBX_CHAN_WINDOW};
 	unsigned char p[SBX_FRAME_HELLO_LEN];
 
 	sbx__chan_hello_encode(p, &h);
@@ -88,7 +88,7 @@ static void hello(struct bytes *s)
 
 static void exit_frame(struct bytes *s, unsigned int id, uint32_t status, int code, uint32_t sig)
 {
-	struct sbx_frame_exit e = {.status = status, .code = code, .signal = sig};
+	struct sbx__frame_exit e = {.status = status, .code = code, .signal = sig};
 	unsigned char p[SBX_FRAME_EXIT_LEN];
 
 	sbx__frame_exit_encode(p, &e);
@@ -315,8 +315,8 @@ static const struct fake_route routes[] = {
 
 struct fx {
 	struct fake_engine *fe;
-	struct docker d;
-	struct box b;
+	struct sbx__docker d;
+	struct sbx__docker_box b;
 	struct init in;
 	int sv[2];
 	struct bytes out, err;
@@ -383,7 +383,7 @@ static int run(struct fx *f, sbx_result *res, const void *in, size_t in_len, uin
 {
 	static const char *const argv[] = {"prog", "arg", NULL};
 	static const char *const env[] = {"TOKEN=secret-value", NULL};
-	struct sbx_run_req req = {
+	struct sbx__run_req req = {
 		.argv = argv,
 		.env = env,
 		.workdir = "/work",
@@ -617,7 +617,7 @@ static int rx_sink(void *arg, int stream, const void *p, size_t n)
 
 static void test_chan_host__reader_hello_first(void **state)
 {
-	struct sbx_chan_rx rx;
+	struct sbx__chan_rx rx;
 	struct bytes s = {0};
 
 	(void)state;
@@ -632,9 +632,9 @@ static void test_chan_host__reader_hello_first(void **state)
 
 static void test_chan_host__reader_bytewise(void **state)
 {
-	struct sbx_run_req req = {.sink = rx_sink};
-	struct sbx_chan_run run = {.id = 9, .req = &req};
-	struct sbx_chan_rx rx;
+	struct sbx__run_req req = {.sink = rx_sink};
+	struct sbx__chan_run run = {.id = 9, .req = &req};
+	struct sbx__chan_rx rx;
 	struct bytes s = {0};
 
 	(void)state;
@@ -656,7 +656,7 @@ static void test_chan_host__reader_bytewise(void **state)
 static void test_chan_host__diagnostics_bounded(void **state)
 {
 	static unsigned char lots[100000];
-	struct sbx_chan_rx rx;
+	struct sbx__chan_rx rx;
 	struct bytes s = {0};
 
 	(void)state;
@@ -672,7 +672,7 @@ static void test_chan_host__diagnostics_bounded(void **state)
 static void test_chan_host__too_big_for_channel(void **state)
 {
 	static const char *argv[SBX_CHAN_ARGC_MAX + 2];
-	struct sbx_run_req req = {.argv = argv, .workdir = "/", .timeout_ms = 1000};
+	struct sbx__run_req req = {.argv = argv, .workdir = "/", .timeout_ms = 1000};
 	unsigned char *w = NULL;
 	size_t len = 0, alloc = 0;
 

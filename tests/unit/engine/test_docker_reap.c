@@ -117,7 +117,7 @@ static int heard_cb(const sbx_reap_info *info, void *payload)
 
 struct fx {
 	struct fake_engine *fe;
-	struct docker d;
+	struct sbx__docker d;
 };
 
 static void start(struct fx *f, const struct fake_route *routes, int n)
@@ -185,7 +185,7 @@ static void test_docker_reap__removal_failure_reported(void **state)
 		{"DELETE", "/containers/c2dead", 500, "{\"message\":\"engine broke\"}"},
 		{"DELETE", "/containers/c5expired", 204, ""},
 	};
-	struct sbx_backend_ops ops = sbx__docker_ops;
+	struct sbx__backend_ops ops = sbx__docker_ops;
 	struct heard h = {0};
 	struct fx f;
 

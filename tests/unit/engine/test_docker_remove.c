@@ -21,7 +21,7 @@
 
 struct fx {
 	struct fake_engine *fe;
-	struct docker d;
+	struct sbx__docker d;
 };
 
 static void start(struct fx *f, const struct fake_route *routes, int n)

@@ -66,7 +66,7 @@ static void pattern(unsigned char *p, size_t n, unsigned int seed)
 }
 
 /* Reads fd to its end after the early bytes; returns all the stream's bytes. */
-static struct bytes whole_stream(const struct sbx_hijack *hj)
+static struct bytes whole_stream(const struct sbx__hijack *hj)
 {
 	struct bytes s = {0};
 	unsigned char buf[4096];
@@ -82,8 +82,8 @@ static void early_bytes_arrive_intact(size_t n)
 {
 	unsigned char *payload = malloc(n);
 	struct bytes answer = {0}, got;
-	struct sbx_hijack hj = {.fd = -1};
-	struct sbx_http h;
+	struct sbx__hijack hj = {.fd = -1};
+	struct sbx__http h;
 	struct fake_engine *fe;
 
 	assert_non_null(payload);
@@ -144,13 +144,13 @@ static void test_http_hijack__exec_output_with_the_upgrade(void **state)
 	static const char *const argv[] = {"prog", NULL};
 	static unsigned char out_bytes[9000];
 	unsigned char fr[SBX_FRAME_HDR + sizeof(out_bytes)], ex[SBX_FRAME_HDR + SBX_FRAME_EXIT_LEN];
-	struct sbx_frame_exit e = {.status = SBX_FRAME_ST_EXITED, .code = 5};
+	struct sbx__frame_exit e = {.status = SBX_FRAME_ST_EXITED, .code = 5};
 	struct bytes answer = {0}, out = {0};
-	struct docker d = {0};
-	struct box b = {0};
+	struct sbx__docker d = {0};
+	struct sbx__docker_box b = {0};
 	sbx_result res = {0};
 	struct fake_engine *fe;
-	struct sbx_run_req req = {
+	struct sbx__run_req req = {
 		.argv = argv,
 		.workdir = "/",
 		.timeout_ms = 10000,
@@ -194,12 +194,12 @@ static void test_http_hijack__exec_output_with_the_upgrade(void **state)
 
 static void test_http_hijack__attach_early_bytes(void **state)
 {
-	struct sbx_chan_hello hi = {SBX_CHAN_VERSION, SBX_CHAN_RUNS_MAX, SBX_CHAN_WINDOW};
+	struct sbx__chan_hello hi = {SBX_CHAN_VERSION, SBX_CHAN_RUNS_MAX, SBX_CHAN_WINDOW};
 	unsigned char hp[SBX_FRAME_HELLO_LEN], fr[SBX_FRAME_HDR + SBX_FRAME_HELLO_LEN];
 	static unsigned char diag[7000];
 	struct bytes answer = {0};
-	struct docker d = {0};
-	struct sbx_chan *c = NULL;
+	struct sbx__docker d = {0};
+	struct sbx__chan *c = NULL;
 	struct fake_engine *fe;
 
 	(void)state;
@@ -232,8 +232,8 @@ static void test_http_hijack__attach_early_bytes(void **state)
 static void test_http_hijack__endless_headers_refused(void **state)
 {
 	struct bytes answer = {0};
-	struct sbx_hijack hj = {.fd = -1};
-	struct sbx_http h;
+	struct sbx__hijack hj = {.fd = -1};
+	struct sbx__http h;
 	struct fake_engine *fe;
 
 	(void)state;

@@ -102,7 +102,7 @@ static void put_open(struct stream *s,
 		     uint32_t len,
 		     uint64_t deadline)
 {
-	struct sbx_chan_open o = {0, argc, envc, len, deadline};
+	struct sbx__chan_open o = {0, argc, envc, len, deadline};
 	unsigned char p[SBX_FRAME_OPEN_LEN];
 
 	sbx__chan_open_encode(p, &o);
@@ -376,7 +376,7 @@ static void test_chan_request__env_needs_name(void **state)
 
 static void test_chan_request__malformed_open(void **state)
 {
-	static const struct sbx_chan_open bad[] = {
+	static const struct sbx__chan_open bad[] = {
 		{1, 1, 0, 8, 100},			    /* flags */
 		{0, 0, 0, 8, 100},			    /* no program */
 		{0, SBX_CHAN_ARGC_MAX + 1, 0, 100000, 100}, /* too many args */
@@ -469,9 +469,9 @@ static void test_chan_request__open_while_pending(void **state)
 /* The host's own bounds: a reply decoder refuses what only the host may send, and back. */
 static void test_chan_request__directions_apart(void **state)
 {
-	struct sbx_chan_decoder d;
+	struct sbx__chan_decoder d;
 	unsigned char h[SBX_FRAME_HDR + SBX_FRAME_OPEN_LEN];
-	struct sbx_chan_open o = {0, 1, 0, 4, 100};
+	struct sbx__chan_open o = {0, 1, 0, 4, 100};
 
 	(void)state;
 	sbx__chan_header(h, SBX_FRAME_OPEN, 1, SBX_FRAME_OPEN_LEN);
@@ -484,9 +484,9 @@ static void test_chan_request__directions_apart(void **state)
 
 static void test_chan_request__reply_rules(void **state)
 {
-	struct sbx_chan_hello hi = {1, 16, SBX_CHAN_WINDOW};
+	struct sbx__chan_hello hi = {1, 16, SBX_CHAN_WINDOW};
 	unsigned char b[64], p[SBX_FRAME_HELLO_LEN];
-	struct sbx_chan_decoder d;
+	struct sbx__chan_decoder d;
 
 	(void)state;
 	/* HELLO only on id 0; data only on a run's id; credit within the window. */

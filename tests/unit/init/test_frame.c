@@ -29,7 +29,7 @@ struct collected {
 	char msg[256];
 	size_t msg_len;
 	int exits;
-	struct sbx_frame_exit exit;
+	struct sbx__frame_exit exit;
 	int abort_with; /* returned by the callback when non-zero */
 };
 
@@ -80,7 +80,7 @@ static void put(struct stream *s, int type, const void *payload, size_t len)
 	s->len += SBX_FRAME_HDR + len;
 }
 
-static void put_exit(struct stream *s, const struct sbx_frame_exit *e)
+static void put_exit(struct stream *s, const struct sbx__frame_exit *e)
 {
 	unsigned char p[SBX_FRAME_EXIT_LEN];
 
@@ -88,7 +88,7 @@ static void put_exit(struct stream *s, const struct sbx_frame_exit *e)
 	put(s, SBX_FRAME_EXIT, p, sizeof(p));
 }
 
-static const struct sbx_frame_exit sample_exit = {
+static const struct sbx__frame_exit sample_exit = {
 	.status = SBX_FRAME_ST_SIGNALED,
 	.code = 137,
 	.signal = 9,
@@ -100,7 +100,7 @@ static const struct sbx_frame_exit sample_exit = {
 
 /* Per-test state on the heap: the decoder alone is over 64 KiB. */
 struct fixture {
-	struct sbx_frame_decoder d;
+	struct sbx__frame_decoder d;
 	struct collected c;
 	struct stream s;
 };
@@ -175,8 +175,8 @@ static void test_frame__exit_layout(void **state)
 static void test_frame__exit_roundtrip(void **state)
 {
 	unsigned char p[SBX_FRAME_EXIT_LEN];
-	struct sbx_frame_exit e;
-	static const struct sbx_frame_exit ok[] = {
+	struct sbx__frame_exit e;
+	static const struct sbx__frame_exit ok[] = {
 		{.status = SBX_FRAME_ST_EXITED, .code = 0},
 		{.status = SBX_FRAME_ST_EXITED, .code = 255, .utime_us = 1, .stime_us = 2},
 		{.status = SBX_FRAME_ST_SIGNALED, .code = 128 + 64, .signal = 64},
@@ -199,8 +199,8 @@ static void test_frame__exit_roundtrip(void **state)
 static void test_frame__exit_decode_rejects_fields(void **state)
 {
 	unsigned char p[SBX_FRAME_EXIT_LEN];
-	struct sbx_frame_exit e;
-	static const struct sbx_frame_exit bad[] = {
+	struct sbx__frame_exit e;
+	static const struct sbx__frame_exit bad[] = {
 		{.status = 4, .code = 0},
 		{.status = 0xffffffffu, .code = 0},
 		{.status = SBX_FRAME_ST_EXITED, .code = 256},
@@ -287,7 +287,7 @@ static void test_frame__max_payload(void **state)
 {
 	struct fixture *f = *state;
 	unsigned char *big = malloc(SBX_FRAME_MAX);
-	struct sbx_frame_exit e = {.status = SBX_FRAME_ST_EXITED};
+	struct sbx__frame_exit e = {.status = SBX_FRAME_ST_EXITED};
 	size_t i, n;
 
 	assert_non_null(big);
@@ -404,7 +404,7 @@ static void test_frame__reject_exit_length(void **state)
 static void test_frame__reject_exit_status(void **state)
 {
 	struct fixture *f = *state;
-	struct sbx_frame_exit e = {.status = 4, .code = 0};
+	struct sbx__frame_exit e = {.status = 4, .code = 0};
 
 	put_exit(&f->s, &e);
 	expect_reject(f, f->s.b, f->s.len);
@@ -414,7 +414,7 @@ static void test_frame__reject_exit_status(void **state)
 static void test_frame__reject_exit_status_bytewise(void **state)
 {
 	struct fixture *f = *state;
-	struct sbx_frame_exit e = {.status = SBX_FRAME_ST_EXITED, .code = 300};
+	struct sbx__frame_exit e = {.status = SBX_FRAME_ST_EXITED, .code = 300};
 	size_t i;
 
 	put_exit(&f->s, &e);
@@ -427,7 +427,7 @@ static void test_frame__reject_exit_status_bytewise(void **state)
 static void test_frame__reject_bytes_after_exit(void **state)
 {
 	struct fixture *f = *state;
-	struct sbx_frame_exit e = {.status = SBX_FRAME_ST_EXITED, .code = 1};
+	struct sbx__frame_exit e = {.status = SBX_FRAME_ST_EXITED, .code = 1};
 
 	put_exit(&f->s, &e);
 	f->s.b[f->s.len++] = SBX_FRAME_MAGIC;
@@ -439,7 +439,7 @@ static void test_frame__reject_bytes_after_exit(void **state)
 static void test_frame__reject_frame_after_exit_later_feed(void **state)
 {
 	struct fixture *f = *state;
-	struct sbx_frame_exit e = {.status = SBX_FRAME_ST_EXITED, .code = 0};
+	struct sbx__frame_exit e = {.status = SBX_FRAME_ST_EXITED, .code = 0};
 	struct stream *more = calloc(1, sizeof(*more));
 
 	assert_non_null(more);

@@ -39,7 +39,7 @@
 
 struct runres {
 	int exit_seen;
-	struct sbx_frame_exit exit;
+	struct sbx__frame_exit exit;
 	char *out, *err;
 	size_t out_len, err_len;
 	uint64_t sent, credited;
@@ -48,7 +48,7 @@ struct runres {
 struct init {
 	pid_t pid;
 	int in_w, out_r, err_r;
-	struct sbx_chan_decoder dec;
+	struct sbx__chan_decoder dec;
 	int frames, hello, closed, bad;
 	char closed_why[512];
 	char diag[8192];
@@ -91,7 +91,7 @@ static int on_frame(int type, unsigned int id, const unsigned char *p, size_t le
 	if (ip->frames++ == 0 && type != SBX_FRAME_HELLO)
 		return -2;
 	if (type == SBX_FRAME_HELLO) {
-		struct sbx_chan_hello h;
+		struct sbx__chan_hello h;
 
 		if (ip->hello || sbx__chan_hello_decode(&h, p, len) != 0 || h.version != 1 ||
 		    h.runs_max != SBX_CHAN_RUNS_MAX || h.window != SBX_CHAN_WINDOW)
@@ -226,7 +226,7 @@ static void send_open(struct init *ip,
 		      const char *cwd,
 		      uint64_t deadline_ms)
 {
-	struct sbx_chan_open o = {.deadline_ms = deadline_ms};
+	struct sbx__chan_open o = {.deadline_ms = deadline_ms};
 	unsigned char op[SBX_FRAME_OPEN_LEN];
 	char *spec = NULL;
 	size_t len = 0;

@@ -60,7 +60,7 @@ struct result {
 	int frames;
 	int frames_after_exit;
 	size_t biggest;
-	struct sbx_frame_exit exit;
+	struct sbx__frame_exit exit;
 	char *out;
 	size_t out_len;
 	char *err;
@@ -70,7 +70,7 @@ struct result {
 	char diag[MSG_CAP]; /* the init's own stderr */
 	size_t diag_len;
 	double elapsed;
-	struct sbx_frame_decoder dec;
+	struct sbx__frame_decoder dec;
 };
 
 static char self_exe[4096];

@@ -24,7 +24,7 @@
 
 static void expect_cidr(const char *in, uint16_t port, const char *canon, int family)
 {
-	struct sbx_allow a;
+	struct sbx__allow a;
 
 	if (sbx__allow_parse_cidr(&a, in, port) != 0)
 		fail_msg("'%s' refused: %s", in, sbx_error_last()->message);
@@ -36,7 +36,7 @@ static void expect_cidr(const char *in, uint16_t port, const char *canon, int fa
 
 static void refuse_cidr(const char *in, const char *why)
 {
-	struct sbx_allow a = {0};
+	struct sbx__allow a = {0};
 
 	assert_int_equal(sbx__allow_parse_cidr(&a, in, 0), SBX_EINVALID);
 	assert_null(a.name);
@@ -100,7 +100,7 @@ static void test_netpolicy_allow__cidr_refusals_name_the_problem(void **state)
 
 static void spec(const char *in, const char *canon, uint16_t port)
 {
-	struct sbx_allow a;
+	struct sbx__allow a;
 
 	if (sbx__allow_parse_cidr_spec(&a, in) != 0)
 		fail_msg("'%s' refused: %s", in, sbx_error_last()->message);
@@ -111,7 +111,7 @@ static void spec(const char *in, const char *canon, uint16_t port)
 
 static void test_netpolicy_allow__cidr_spec_forms(void **state)
 {
-	struct sbx_allow a = {0};
+	struct sbx__allow a = {0};
 	static const char *const bad[] = {"198.51.100.0/24:0",	  "198.51.100.0/24:65536",
 					  "198.51.100.0/24:http", "198.51.100.7:",
 					  "[2001:db8::1",	  "[2001:db8::1]x443",
@@ -151,7 +151,7 @@ static void test_netpolicy_allow__host_names(void **state)
 		{"xn--bcher-kva.example/", "is an address"},
 	};
 	char longlabel[80], longname[300];
-	struct sbx_allow a = {0};
+	struct sbx__allow a = {0};
 
 	(void)state;
 	assert_int_equal(sbx__allow_parse_host(&a, "API.Example.com.", 443), 0);
@@ -246,13 +246,13 @@ static int drop_hosts(void **state)
 	return 0;
 }
 
-static int plan_of(struct sbx_np_plan *pl, const char *host, const char *cidr, int v6_ok)
+static int plan_of(struct sbx__np_plan *pl, const char *host, const char *cidr, int v6_ok)
 {
 	/* 172.17.0.1 and 172.17.0.0/16 are only parsed and compared: never contacted. */
-	struct sbx_host_addr own[3] = {{.family = AF_INET},
-				       {.family = AF_INET, .ifname = "docker0"},
-				       {.family = AF_INET, .plen = 16, .ifname = "docker0"}};
-	struct sbx_allow a[2];
+	struct sbx__host_addr own[3] = {{.family = AF_INET},
+					{.family = AF_INET, .ifname = "docker0"},
+					{.family = AF_INET, .plen = 16, .ifname = "docker0"}};
+	struct sbx__allow a[2];
 	size_t n = 0;
 	int rc;
 
@@ -271,7 +271,7 @@ static int plan_of(struct sbx_np_plan *pl, const char *host, const char *cidr, i
 
 static void test_netpolicy_plan__names_from_hosts_file_only(void **state)
 {
-	struct sbx_np_plan pl = {0};
+	struct sbx__np_plan pl = {0};
 
 	(void)state;
 	assert_int_equal(plan_of(&pl, "web.canary.test:80", NULL, 1), 0);
@@ -300,7 +300,7 @@ static void test_netpolicy_plan__names_from_hosts_file_only(void **state)
 
 static void test_netpolicy_plan__names_cannot_open_special_addresses(void **state)
 {
-	struct sbx_np_plan pl = {0};
+	struct sbx__np_plan pl = {0};
 
 	(void)state;
 	assert_int_equal(plan_of(&pl, "meta.canary.test", NULL, 1), SBX_EDENIED);
@@ -313,7 +313,7 @@ static void test_netpolicy_plan__names_cannot_open_special_addresses(void **stat
 
 static void test_netpolicy_plan__cidrs_never_open_special_addresses(void **state)
 {
-	struct sbx_np_plan pl = {0};
+	struct sbx__np_plan pl = {0};
 
 	(void)state;
 	/* One exact address of the host, or inside a bridge: refused at create. */
@@ -372,8 +372,8 @@ static void test_netpolicy_special__overlap(void **state)
 		{"2002:a9fe:a9fe::", 48, SBX_SPECIAL_INSIDE, "6to4"},
 		{"2001:0:a9fe:a9fe::", 64, SBX_SPECIAL_INSIDE, "Teredo"},
 	};
-	struct sbx_host_addr own[2] = {{.family = AF_INET, .ifname = "docker0"},
-				       {.family = AF_INET, .plen = 16, .ifname = "docker0"}};
+	struct sbx__host_addr own[2] = {{.family = AF_INET, .ifname = "docker0"},
+					{.family = AF_INET, .plen = 16, .ifname = "docker0"}};
 	char why[256];
 
 	(void)state;
@@ -405,7 +405,7 @@ static const char *after(const char *text, const char *a, const char *b)
 
 static void test_netpolicy_rules__order_and_content(void **state)
 {
-	struct sbx_np_plan pl = {0};
+	struct sbx__np_plan pl = {0};
 	uint8_t a4[4] = {169, 254, 64, 9}, a6[16] = {0xfd, 0x73, 0x62, 0x78};
 	char *r = NULL;
 

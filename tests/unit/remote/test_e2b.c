@@ -1678,7 +1678,7 @@ static void test_e2b__files(void **state)
 	struct peer *p = peer_start();
 	sbx_backend *b = open_backend();
 	sbx_sandbox *s = create_default(b);
-	const struct sbx_backend_ops *ops = &sbx__e2b_ops;
+	const struct sbx__backend_ops *ops = &sbx__e2b_ops;
 	void *st = NULL, *box = NULL;
 	sbx_policy *pol = NULL;
 	sbx_tier tier;

@@ -20,7 +20,7 @@
 
 static int setup(void **state)
 {
-	struct sbx_buf *b = calloc(1, sizeof(*b));
+	struct sbx__buf *b = calloc(1, sizeof(*b));
 
 	if (!b)
 		return -1;
@@ -30,14 +30,14 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 
 	sbx__buf_clear(b);
 	free(b);
 	return 0;
 }
 
-static void assert_buf(const struct sbx_buf *b, const char *data, uint64_t total, int truncated)
+static void assert_buf(const struct sbx__buf *b, const char *data, uint64_t total, int truncated)
 {
 	size_t n = strlen(data);
 
@@ -52,7 +52,7 @@ static void assert_buf(const struct sbx_buf *b, const char *data, uint64_t total
 
 static void test_util_buf__append_empty_buffer(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 
 	assert_int_equal(sbx__buf_append(b, "hello", 5), 0);
 	assert_buf(b, "hello", 5, 0);
@@ -62,7 +62,7 @@ static void test_util_buf__append_empty_buffer(void **state)
 
 static void test_util_buf__append_nothing(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 
 	assert_int_equal(sbx__buf_append(b, NULL, 0), 0);
 	assert_buf(b, "", 0, 0);
@@ -72,7 +72,7 @@ static void test_util_buf__append_nothing(void **state)
 
 static void test_util_buf__append_under_cap(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 
 	b->cap = 8;
 	assert_int_equal(sbx__buf_append(b, "abc", 3), 0);
@@ -82,7 +82,7 @@ static void test_util_buf__append_under_cap(void **state)
 
 static void test_util_buf__append_exactly_to_cap(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 
 	b->cap = 8;
 	assert_int_equal(sbx__buf_append(b, "abcde", 5), 0);
@@ -95,7 +95,7 @@ static void test_util_buf__append_exactly_to_cap(void **state)
 
 static void test_util_buf__append_over_cap_in_one_call(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 
 	b->cap = 4;
 	assert_int_equal(sbx__buf_append(b, "0123456789", 10), 0);
@@ -104,7 +104,7 @@ static void test_util_buf__append_over_cap_in_one_call(void **state)
 
 static void test_util_buf__append_crossing_cap(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 
 	b->cap = 6;
 	assert_int_equal(sbx__buf_append(b, "abcd", 4), 0);
@@ -118,7 +118,7 @@ static void test_util_buf__append_crossing_cap(void **state)
 /* Past the cap a flood costs a counter, never memory. */
 static void test_util_buf__over_cap_costs_no_memory(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 	size_t chunk = 1 << 20, alloc;
 	char *block = malloc(chunk);
 
@@ -138,7 +138,7 @@ static void test_util_buf__over_cap_costs_no_memory(void **state)
 
 static void test_util_buf__cap_zero_is_unlimited(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 	size_t chunk = 4093; /* not a power of two, so growth lands mid-chunk */
 	char *block = malloc(chunk);
 	uint64_t total = 0;
@@ -162,7 +162,7 @@ static void test_util_buf__cap_zero_is_unlimited(void **state)
 static void test_util_buf__binary_data(void **state)
 {
 	static const char bytes[] = {'a', '\0', 'b', '\xff', '\0'};
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 
 	assert_int_equal(sbx__buf_append(b, bytes, sizeof(bytes)), 0);
 	assert_int_equal(b->len, sizeof(bytes));
@@ -173,7 +173,7 @@ static void test_util_buf__binary_data(void **state)
 
 static void test_util_buf__steal(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 	char *p;
 
 	assert_int_equal(sbx__buf_append(b, "taken", 5), 0);
@@ -193,7 +193,7 @@ static void test_util_buf__steal(void **state)
 
 static void test_util_buf__steal_never_null(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 	char *p = sbx__buf_steal(b);
 
 	assert_non_null(p);
@@ -208,7 +208,7 @@ static void test_util_buf__steal_never_null(void **state)
 
 static void test_util_buf__steal_after_truncation(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 	char *p;
 
 	b->cap = 3;
@@ -220,7 +220,7 @@ static void test_util_buf__steal_after_truncation(void **state)
 
 static void test_util_buf__clear(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 
 	b->cap = 2;
 	assert_int_equal(sbx__buf_append(b, "abc", 3), 0);
@@ -237,7 +237,7 @@ static void test_util_buf__clear(void **state)
 
 static void test_util_buf__printf(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 
 	assert_int_equal(sbx__buf_printf(b, "%s-%d", "id", 42), 0);
 	assert_buf(b, "id-42", 5, 0);
@@ -249,7 +249,7 @@ static void test_util_buf__printf(void **state)
 
 static void test_util_buf__printf_grows(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 
 	assert_int_equal(sbx__buf_printf(b, "%1000s|", "x"), 0);
 	assert_int_equal(b->len, 1001);
@@ -263,7 +263,7 @@ static void test_util_buf__printf_grows(void **state)
 
 static void test_util_buf__printf_and_append_mix(void **state)
 {
-	struct sbx_buf *b = *state;
+	struct sbx__buf *b = *state;
 
 	assert_int_equal(sbx__buf_append(b, "GET ", 4), 0);
 	assert_int_equal(sbx__buf_printf(b, "/containers/%s/json", "abc"), 0);

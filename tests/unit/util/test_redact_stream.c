@@ -90,7 +90,7 @@ static int collect(void *arg, const char *data, size_t len)
 /* Feeds text cut at the given offsets (ascending), flushes, returns the output. */
 static struct sink run_cuts(const void *text, size_t n, const size_t *cuts, size_t ncuts)
 {
-	struct sbx_redact_stream st = {0};
+	struct sbx__redact_stream st = {0};
 	struct sink k = {0};
 	size_t at = 0;
 
@@ -356,8 +356,8 @@ static void test_util_redact_stream__pass_through_when_nothing_registered(void *
 
 static void test_util_redact_stream__holds_back_at_most_window(void **state)
 {
-	struct sbx_redact_stream st = {0};
-	struct sbx_redact_longest l;
+	struct sbx__redact_stream st = {0};
+	struct sbx__redact_longest l;
 	struct sink k = {0};
 	char chunk[100];
 	size_t longest;
@@ -379,7 +379,7 @@ static void test_util_redact_stream__holds_back_at_most_window(void **state)
 static void test_util_redact_stream__unregistered_mid_stream(void **state)
 {
 	struct ids *ids = *state;
-	struct sbx_redact_stream st = {0};
+	struct sbx__redact_stream st = {0};
 	struct sink k = {0};
 
 	static const char text[] = "head MIDSTREAM55 tail, long enough to pass the window";
@@ -514,7 +514,7 @@ static void test_util_redact_stream__percent_forms(void **state)
 
 static void test_util_redact_stream__forms_are_distinct_and_bounded(void **state)
 {
-	struct sbx_redact_form forms[SBX_REDACT_MAX_FORMS];
+	struct sbx__redact_form forms[SBX_REDACT_MAX_FORMS];
 	unsigned char *dst;
 	size_t n, need;
 

@@ -139,7 +139,7 @@ static int collect(void *arg, const char *data, size_t len)
 
 static char *stream_cut(const char *text, size_t n, const size_t *cuts, size_t ncuts)
 {
-	struct sbx_redact_stream st = {0};
+	struct sbx__redact_stream st = {0};
 	struct sink k = {0};
 	size_t at = 0;
 
