@@ -597,6 +597,11 @@ static int default_image(const struct cli_opts *o, const sbx_config *cfg, char *
 	return rc;
 }
 
+/*
+ * One function on purpose (some 150 lines): the command's steps in order,
+ * from its options to the server's stop, with one cleanup path (out:) that
+ * undoes them in reverse.
+ */
 int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 {
 	struct serve_args a = {.listen = SERVE_DEFAULT_LISTEN};

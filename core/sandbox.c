@@ -635,7 +635,13 @@ static int file_op_run(sbx_sandbox *s,
 	return 0;
 }
 
-/* One run, recorded as what ("run", "run_code", "write_file", "read_file"). */
+/*
+ * One run, recorded as what ("run", "run_code", "write_file", "read_file").
+ * One function on purpose (some 140 lines): the one path of every run, file
+ * transfer included, whose steps (checks, the secrets' scope, the span, the
+ * audit's start, the run, the close of its output, the audit's end) must
+ * come in this order and be undone in reverse on every exit.
+ */
 static int run_scoped(sbx_result **out,
 		      sbx_sandbox *s,
 		      const char *const *argv,

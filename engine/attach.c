@@ -216,6 +216,13 @@ static void end_sandbox(struct sbx__docker *d,
 
 enum run_end { RUN_GOING, RUN_DONE, RUN_HOST_TIMEOUT, RUN_LOST, RUN_RX };
 
+/*
+ * One function on purpose (some 200 lines): the loop, its four ends and the
+ * reading of the caps after it share one run's state (the decoder, the two
+ * deadlines, how the run ended, what was written), and the order of the
+ * steps is the channel's protocol; split, each part would take most of it
+ * by pointer.
+ */
 int sbx__chan_run(struct sbx__docker *d,
 		  struct sbx__docker_box *b,
 		  const struct sbx__run_req *req,

@@ -215,6 +215,11 @@ static long long exec_exit_code(struct sbx__docker *d, const char *exec_id)
 	return json_integer_value(json_object_get(info, "ExitCode"));
 }
 
+/*
+ * One function on purpose (some 160 lines): the exec's create, start, read
+ * loop and inspect share one cleanup path (out:) that stops and frees in
+ * the reverse order of what was made, and one deadline.
+ */
 int sbx__docker_exec(struct sbx__docker *d,
 		     struct sbx__docker_box *b,
 		     const struct sbx__run_req *req,

@@ -779,6 +779,11 @@ static void settle(void)
 	}
 }
 
+/*
+ * One function on purpose (some 130 lines): PID 1's event loop, with the
+ * reaping of children, the frames in and out and the deadline in one pass,
+ * so that every pass is bounded by the deadline in one place.
+ */
 int sbx_init_chan_serve(long long deadline)
 {
 	struct sbx__chan_hello hello = {.version = SBX_CHAN_VERSION,

@@ -234,6 +234,12 @@ static int parse_timeout_header(const char *h, uint64_t *ms)
 }
 
 enum MHD_Result
+/*
+ * One function on purpose (some 140 lines): a Start request from its
+ * headers to the worker that runs it, with one reply on every refusal
+ * before the process exists and none after; the checks share the parsed
+ * body and the box.
+ */
 sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq)
 {
 	const char *ct = sbxs_header(c, "Content-Type"),
@@ -476,6 +482,12 @@ envd_list(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_box *b)
 	return sbxs_reply_json(c, 200, out);
 }
 
+/*
+ * One function on purpose (some 160 lines): envd's unary methods (List,
+ * SendInput, CloseStdin, SendSignal) share one parsing of the body, one
+ * check of its keys and one lookup of the process under srv->mu, and each
+ * answers from inside that lock.
+ */
 enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
 				struct MHD_Connection *c,
 				struct sbxs_req *rq,

@@ -280,6 +280,11 @@ enum fate { F_RUN, F_CANCELED, F_GONE, F_DEADLINE };
 
 enum limit_by { BY_POLICY, BY_LIFE, BY_CLIENT };
 
+/*
+ * One function on purpose (some 150 lines): a worker's whole life, the run,
+ * how it ended (fate), what limited it, and its removal from the box's list
+ * under one lock; each step reads what the one before it decided.
+ */
 void *sbxs_worker_main(void *arg)
 {
 	struct sbxs_proc *pr = arg;
