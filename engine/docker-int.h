@@ -163,8 +163,16 @@ int sbx__disk_full(const char *session);
 /* Removes the disks of sessions alive() says are gone (0); returns how many. */
 int sbx__disk_sweep(int (*alive)(const char *session, void *payload), void *payload);
 
+/* uid.c: one uid per live sandbox. */
 /* Whether uid is one the host uses (passwd, group, subuid, subgid). */
 int sbx__uid_host_taken(unsigned uid, const char *subuid_path, const char *subgid_path);
+/* Takes the host's lock on choosing uids, waiting until the monotonic
+ * deadline (ms); returns the fd that holds it (close it to let go), or an
+ * error recorded. */
+int sbx__uid_lock(uint64_t deadline);
+/* Chooses a uid that no container of ours carries and the host does not
+ * use; call under sbx__uid_lock(). */
+int sbx__uid_pick(struct sbx__docker *d, unsigned *out);
 
 /* Slack given to the engine past a run's own deadline before the host kills
  * the sandbox itself. */

@@ -391,85 +391,6 @@ static json_t *create_body(struct sbx__docker *d,
 	return body;
 }
 
-int sbx__docker_check_image_volumes(json_t *image_inspect,
-				    const char *image,
-				    char *why,
-				    size_t why_len)
-{
-	json_t *vols = json_object_get(json_object_get(image_inspect, "Config"), "Volumes");
-	const char *key;
-	json_t *v;
-
-	if (!vols || json_is_null(vols))
-		return 0;
-	if (!json_is_object(vols)) {
-		snprintf(why, why_len, "image %.200s: its config's Volumes is not an object",
-			 image);
-		return -1;
-	}
-	json_object_foreach(vols, key, v)
-	{
-		(void)v;
-		snprintf(
-			why, why_len,
-			"image %.200s declares the volume %.200s (VOLUME in its build): the engine "
-			"would put it on the host's disk, outside the sandbox's disk cap; use an "
-			"image without VOLUME",
-			image, key);
-		return -1;
-	}
-	return 0;
-}
-
-int sbx__docker_check_mounts(json_t *mounts,
-			     const struct sbx__mount_want *want,
-			     size_t want_n,
-			     char *why,
-			     size_t why_len)
-{
-	size_t seen = 0, i;
-	json_t *m;
-
-	if (mounts && !json_is_null(mounts) && !json_is_array(mounts)) {
-		snprintf(why, why_len, "its Mounts is not a list");
-		return -1;
-	}
-	json_array_foreach(mounts, i, m)
-	{
-		const char *type = json_string_value(json_object_get(m, "Type")) ?: "?";
-		const char *src = json_string_value(json_object_get(m, "Source")) ?: "";
-		const char *dst = json_string_value(json_object_get(m, "Destination")) ?: "?";
-		int rw = json_is_true(json_object_get(m, "RW"));
-		size_t w;
-
-		for (w = 0; w < want_n; w++)
-			if (strcmp(dst, want[w].destination) == 0)
-				break;
-		if (w == want_n) {
-			snprintf(why, why_len, "an unexpected %.16s mount at %.200s (from %.200s)",
-				 type, dst, *src ? src : "an anonymous volume");
-			return -1;
-		}
-		if (strcmp(type, want[w].type) != 0 || strcmp(src, want[w].source) != 0 ||
-		    rw != want[w].rw || (seen & (1u << w))) {
-			snprintf(why, why_len,
-				 "the mount at %.200s is %.16s from %.200s (%s), not %s from "
-				 "%.200s (%s)",
-				 dst, type, src, rw ? "rw" : "ro", want[w].type, want[w].source,
-				 want[w].rw ? "rw" : "ro");
-			return -1;
-		}
-		seen |= 1u << w;
-	}
-	for (i = 0; i < want_n; i++)
-		if (!(seen & (1u << i))) {
-			snprintf(why, why_len, "the %s mount at %.200s is missing", want[i].type,
-				 want[i].destination);
-			return -1;
-		}
-	return 0;
-}
-
 static int check_readback(struct sbx__docker *d,
 			  const char *id,
 			  const char *session,
@@ -593,132 +514,12 @@ static long left_ms(uint64_t deadline)
 	return now >= deadline ? 1 : (long)(deadline - now);
 }
 
-/* ===== One uid per live sandbox ===== */
-
 /*
- * Whether a subordinate-id file (name:start:count per line) gives out id.
- * Written by hand: shadow's libsubid is not packaged for linking here, and
- * the format is three fields; a line that does not parse is skipped.
+ * One function on purpose (some 160 lines): create's steps in order (the
+ * checks, the names resolved, the uid chosen under its lock, the disk, the
+ * container, the attach, the start, the read-back) with one cleanup path
+ * that removes what was made, keeping the first error.
  */
-static int subid_listed(const char *path, unsigned id)
-{
-	FILE *f = fopen(path, "re");
-	char line[512];
-	int found = 0;
-
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		const char *c = strchr(line, ':');
-		unsigned long long start, count;
-		char *end;
-
-		if (!c)
-			continue;
-		errno = 0;
-		start = strtoull(c + 1, &end, 10);
-		if (errno || *end != ':')
-			continue;
-		count = strtoull(end + 1, &end, 10);
-		if (errno || (*end && *end != '\n'))
-			continue;
-		found = id >= start && id - start < count;
-	}
-	fclose(f);
-	return found;
-}
-
-int sbx__uid_host_taken(unsigned uid, const char *subuid_path, const char *subgid_path)
-{
-	return getpwuid((uid_t)uid) != NULL || getgrgid((gid_t)uid) != NULL ||
-	       subid_listed(subuid_path, uid) || subid_listed(subgid_path, uid);
-}
-
-/*
- * Takes the host-wide lock under which a uid is chosen and the container
- * that carries it in a label is created; returns the fd that holds it.
- *
- * The lock is a bound name in the abstract unix socket namespace, not a
- * file: any caller of the Engine, root or a user of the docker group, can
- * take it without a directory of its own, and the kernel releases it when
- * the holder's process ends however it ends. Threads and processes alike
- * wait for it. It is shared within one network namespace: creators in
- * different ones do not exclude each other (docs/threat-model.md).
- */
-static int uid_lock(uint64_t deadline)
-{
-	static const char name[] = "\0sandboxio/uid-allocation";
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + sizeof(name) - 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	unsigned wait_us = 1000;
-
-	if (fd < 0)
-		return sbx__error_os(SBX_ERROR, errno, "socket for the uid lock");
-	memcpy(sa.sun_path, name, sizeof(name) - 1);
-	while (bind(fd, (struct sockaddr *)&sa, len) < 0) {
-		int e = errno;
-
-		if (e != EADDRINUSE) {
-			close(fd);
-			return sbx__error_os(SBX_ERROR, e, "take the uid lock");
-		}
-		if (sbx__mono_ms() >= deadline) {
-			close(fd);
-			return sbx__error_set(SBX_ETIMEOUT, SBX_ERRCLASS_ENGINE,
-					      "create: the create deadline passed while waiting "
-					      "for another create to choose its uid");
-		}
-		usleep(wait_us);
-		if (wait_us < 32000)
-			wait_us *= 2;
-	}
-	return fd;
-}
-
-/* Chooses a uid that no container of ours carries and the host does not use.
- * Call under uid_lock(). */
-static int uid_pick(struct sbx__docker *d, unsigned *out)
-{
-	_cleanup_json_ json_t *list = NULL;
-	_sbx_cleanup_free_ unsigned char *used = calloc(SBX_UID_COUNT / 8, 1);
-	json_t *c;
-	size_t i;
-	int rc;
-
-	if (!used)
-		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
-	rc = sbx__docker_list_ours(d, NULL, 0, &list);
-	if (rc < 0)
-		return sbx__error_wrap("list the sandboxes' uids");
-	json_array_foreach(list, i, c)
-	{
-		const char *v = json_string_value(
-			json_object_get(json_object_get(c, "Labels"), SBX_LABEL_UID));
-		unsigned long u;
-		char *end;
-
-		if (!v)
-			continue;
-		errno = 0;
-		u = strtoul(v, &end, 10);
-		if (errno || *end || u < SBX_UID_BASE || u - SBX_UID_BASE >= SBX_UID_COUNT)
-			continue;
-		used[(u - SBX_UID_BASE) / 8] |= (unsigned char)(1u << ((u - SBX_UID_BASE) % 8));
-	}
-	for (unsigned n = 0; n < SBX_UID_COUNT; n++) {
-		if (used[n / 8] & (1u << (n % 8)))
-			continue;
-		if (sbx__uid_host_taken(SBX_UID_BASE + n, "/etc/subuid", "/etc/subgid"))
-			continue;
-		*out = SBX_UID_BASE + n;
-		return 0;
-	}
-	return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_ENGINE,
-			      "every sandbox uid (%u to %u) is in use", SBX_UID_BASE,
-			      SBX_UID_BASE + SBX_UID_COUNT - 1);
-}
-
 static int
 d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_tier *tier_out)
 {
@@ -767,10 +568,10 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	if (p->allow_n && (rc = egress_plan(d, p, &plan)) < 0)
 		return rc;
 	/* From choosing the uid until the container carrying it exists. */
-	lock = uid_lock(deadline);
+	lock = sbx__uid_lock(deadline);
 	if (lock < 0)
 		return lock;
-	rc = uid_pick(d, &uid);
+	rc = sbx__uid_pick(d, &uid);
 	if (rc < 0)
 		return rc;
 	body = create_body(d, p, session,
