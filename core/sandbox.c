@@ -110,42 +110,6 @@ static int reap_audit_cb(const sbx_reap_info *info, void *arg)
 	return ra->cb ? ra->cb(info, ra->payload) : 0;
 }
 
-const char *sbx_version(void)
-{
-	return SBX_VERSION_STRING;
-}
-
-void sbx_free(void *p)
-{
-	free(p);
-}
-
-int sbx_backend_options_init(sbx_backend_options *opts, unsigned int version)
-{
-	if (!opts)
-		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE, "options are NULL");
-	if (version == 0 || version > SBX_BACKEND_OPTIONS_VERSION)
-		return sbx__error_set(SBX_EVERSION, SBX_ERRCLASS_CORE,
-				      "backend options version %u is not known (1..%u)", version,
-				      SBX_BACKEND_OPTIONS_VERSION);
-	memset(opts, 0, sizeof(*opts));
-	opts->version = version;
-	return 0;
-}
-
-int sbx_run_options_init(sbx_run_options *opts, unsigned int version)
-{
-	if (!opts)
-		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE, "options are NULL");
-	if (version == 0 || version > SBX_RUN_OPTIONS_VERSION)
-		return sbx__error_set(SBX_EVERSION, SBX_ERRCLASS_CORE,
-				      "run options version %u is not known (1..%u)", version,
-				      SBX_RUN_OPTIONS_VERSION);
-	memset(opts, 0, sizeof(*opts));
-	opts->version = version;
-	return 0;
-}
-
 int sbx__backend_open(sbx_backend **out,
 		      const struct sbx__backend_ops *ops,
 		      const sbx_backend_options *opts,
