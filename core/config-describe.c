@@ -97,7 +97,7 @@ static void set_new(json_t *obj, const char *key, json_t *v, int *bad)
 }
 
 /*
- * One function of some 120 lines on purpose: it writes one JSON document
+ * One function on purpose (some 120 lines): it writes one JSON document
  * from top to bottom in the order it is printed, a few set_new() lines per
  * key, and every part shares the same objects and the one "bad" flag.
  */
