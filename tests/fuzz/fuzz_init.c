@@ -133,13 +133,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* PID 1's side, driven by the byte after the read. */
 		if (m.nlive && off + n < size) {
 			uint8_t op = data[off + n - 1];
-			unsigned int id = m.live[op % m.nlive];
+			size_t k = op % m.nlive;
+			unsigned int id = m.live[k];
 
 			if (op & 0x40)
 				sbx_init_req_consumed(r, id, (uint32_t)(op & 0x3f) * 4096);
 			if (op & 0x80) {
 				sbx_init_req_finished(r, id);
-				m.live[op % m.nlive] = m.live[--m.nlive];
+				/* k first: the index and the decrement in one
+				 * expression would be unsequenced. */
+				m.nlive--;
+				m.live[k] = m.live[m.nlive];
 			}
 		}
 		off += n;
