@@ -50,7 +50,11 @@ wait "$pid" || rc=$?
 wall=$(($(date +%s) - start))
 # libFuzzer ends an interrupted run with its own status; only an artifact
 # (crash-, leak-, timeout-, oom-) means it found something.
-if ls "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* >/dev/null 2>&1; then
+found=
+for a in "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-*; do
+	[ ! -e "$a" ] || found=$a
+done
+if [ -n "$found" ]; then
 	echo "fuzz-cpu: $name found an input that fails; see $out/ and $log" >&2
 	tail -40 "$log" >&2
 	exit 1
