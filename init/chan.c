@@ -27,6 +27,7 @@
  */
 #include "init/init.h"
 #include "util/frame.h"
+#include "util/time.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -106,6 +107,9 @@ static struct {
 	unsigned char rbuf[RELAY_READ];
 	struct spare spare;
 	int spare_wanted; /* the spare went to a run: fork the next one */
+	int sweep;	  /* no subreapers: orphans of runs are ours to end */
+	int swept;	  /* no run ended since the last sweep */
+	long long sweep_ms;
 } C;
 
 static void close_fd(int *fd)
@@ -761,6 +765,28 @@ static int runs_busy(void)
 	return 0;
 }
 
+/*
+ * Without subreapers, what a run left behind is ended once no run is in
+ * flight: when a run has finished since the last sweep, else every second.
+ */
+static void sweep_orphans(void)
+{
+	pid_t keep[RUNS_HELD + 1];
+	size_t n = 0, i;
+	long long now = (long long)sbx__mono_ms();
+
+	if (!C.sweep || runs_busy() || (C.swept && now - C.sweep_ms < 1000))
+		return;
+	for (i = 0; i < RUNS_HELD; i++)
+		if (C.runs[i].used && C.runs[i].pid > 0 && !C.runs[i].reaped)
+			keep[n++] = C.runs[i].pid;
+	if (C.spare.pid > 0)
+		keep[n++] = C.spare.pid;
+	(void)sbx_init_sweep_orphans(keep, n);
+	C.swept = 1;
+	C.sweep_ms = now;
+}
+
 /* After each pass: credits, reports of broken-down runs, runs that are done. */
 static void settle(void)
 {
@@ -774,8 +800,10 @@ static void settle(void)
 		queue_credit(r);
 		if (r->failed && r->reaped && r->frames_fd < 0 && !r->exit_out)
 			report_failure(r);
-		if ((r->exit_out || C.closing) && (r->pid == 0 || r->reaped) && r->frames_fd < 0)
+		if ((r->exit_out || C.closing) && (r->pid == 0 || r->reaped) && r->frames_fd < 0) {
 			run_free(r);
+			C.swept = 0;
+		}
 	}
 }
 
@@ -799,7 +827,12 @@ int sbx_init_chan_serve(long long deadline)
 		sbx_init_msg("signalfd: %s", strerror(errno));
 		return SBX_INIT_EXIT_USAGE;
 	}
-	/* As PID 1 this changes nothing; elsewhere (tests) it keeps orphans ours. */
+	/*
+	 * Without subreapers the orphans of runs come to us, and we end them
+	 * between runs. As PID 1 the call changes nothing; elsewhere (tests)
+	 * it keeps orphans ours.
+	 */
+	C.sweep = sbx_init_no_subreapers();
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	set_nonblock(STDIN_FILENO);
 	set_nonblock(STDOUT_FILENO);
@@ -915,6 +948,7 @@ int sbx_init_chan_serve(long long deadline)
 		}
 		settle();
 		flush();
+		sweep_orphans();
 		if (C.spare_wanted && !C.spare.pid && !C.closing && !runs_busy()) {
 			C.spare_wanted = 0;
 			(void)make_spare();

@@ -54,6 +54,17 @@ int sbx_init_lockdown(void);
  */
 size_t sbx_init_kill_descendants(void);
 
+/* Whether the kernel has no child subreapers (gVisor before 2023): a child is forked to ask. */
+int sbx_init_no_subreapers(void);
+
+/*
+ * For PID 1 where the kernel has no child subreapers: SIGKILLs every child
+ * of the caller that is not in keep (nkeep pids: its supervisors), with its
+ * tree, unless a process without a parent (a `docker exec` run) is alive.
+ * Returns the number of processes signalled.
+ */
+size_t sbx_init_sweep_orphans(const pid_t *keep, size_t nkeep);
+
 /*
  * Kills the calling process's whole descendant tree (and the process group
  * pgid first, if positive) and reaps until no child is left or about

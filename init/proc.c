@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -202,6 +203,83 @@ static void scan_descendants(struct pidset *s, pid_t self)
 		if (s->n == before)
 			return;
 	}
+}
+
+/*
+ * Whether the kernel lacks child subreapers. A process's own answer about
+ * itself means nothing as PID 1 (gVisor accepts the call there, where it
+ * changes nothing, and refuses it everywhere else), so a child asks.
+ */
+int sbx_init_no_subreapers(void)
+{
+	int st = 0;
+	pid_t p = fork();
+
+	if (p == 0)
+		_exit(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 && errno == EINVAL);
+	if (p < 0)
+		return 0;
+	while (waitpid(p, &st, 0) < 0)
+		if (errno != EINTR)
+			return 0;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 1;
+}
+
+/*
+ * Where the kernel has no child subreapers (gVisor as Debian 12 ships it),
+ * what a run's program leaves behind after leaving its process group is
+ * reparented to PID 1 and escapes the supervisor's kill. PID 1 ends such
+ * orphans, and their trees, once no run is in flight: its own runs are
+ * known to it (keep: the pids of its supervisors), and a `docker exec` run
+ * is a process without a parent in the sandbox (ppid 0), whose presence
+ * defers the sweep. Orphans are told apart from PID 1's supervisors by
+ * their pids alone, so a run that starts later is never touched.
+ */
+size_t sbx_init_sweep_orphans(const pid_t *keep, size_t nkeep)
+{
+	static pid_t pid[SCAN_MAX], ppid[SCAN_MAX], storage[WALK_MAX];
+	struct pidset s = {storage, 0, WALK_MAX};
+	pid_t self = getpid();
+	size_t n = 0, i, k, before;
+	struct dirent *de;
+	DIR *dir = opendir("/proc");
+
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir)) != NULL && n < SCAN_MAX) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid[n] = (pid_t)atoi(de->d_name);
+		ppid[n] = stat_ppid(de->d_name);
+		if (pid[n] == self || ppid[n] < 0)
+			continue;
+		if (ppid[n] == 0) {
+			closedir(dir);
+			return 0; /* a run of `docker exec` is in flight */
+		}
+		n++;
+	}
+	closedir(dir);
+	for (i = 0; i < n; i++) {
+		int kept = 0;
+
+		for (k = 0; k < nkeep; k++)
+			kept |= keep[k] == pid[i];
+		if (ppid[i] == self && !kept)
+			(void)pidset_add(&s, pid[i]);
+	}
+	/* Each pass adds at least one generation, so depth bounds the passes. */
+	for (k = 0; k < 64 && s.n; k++) {
+		before = s.n;
+		for (i = 0; i < n; i++)
+			if (pidset_has(&s, ppid[i]) && !pidset_has(&s, pid[i]))
+				(void)pidset_add(&s, pid[i]);
+		if (s.n == before)
+			break;
+	}
+	for (i = 0; i < s.n; i++)
+		(void)kill(s.pids[i], SIGKILL);
+	return s.n;
 }
 
 size_t sbx_init_kill_descendants(void)

@@ -14,7 +14,8 @@
  * /proc/<supervisor>/fd/1 and write forged frames into the host's stream.
  * It is a child subreaper so that anything the program leaves behind is
  * reparented to it and can be killed: a run ends together with its whole
- * process tree, at exit or at the deadline.
+ * process tree, at exit or at the deadline. Where the kernel has no
+ * subreapers, PID 1 ends what escapes (sbx_init_sweep_orphans).
  *
  * Frames go out with raw write(2), never stdio, so nothing is buffered or
  * reordered behind the host's back. The program is started with clone
@@ -500,8 +501,14 @@ int sbx_init_supervise_prepare(int lockdown)
 	/* A host that hangs up must not kill us before we kill the tree. */
 	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
 		return SBX_INIT_EXIT_USAGE;
+	/*
+	 * A kernel without child subreapers (EINVAL: gVisor as Debian 12
+	 * ships it) leaves the orphans of a run to PID 1, which sweeps them
+	 * (sbx_init_sweep_orphans); the group kill and the walk below still
+	 * end everything that stays in the tree.
+	 */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 ||
-	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+	    (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 && errno != EINVAL)) {
 		sbx_init_msg("run: prctl: %s", strerror(errno));
 		return SBX_INIT_EXIT_USAGE;
 	}

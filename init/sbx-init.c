@@ -60,6 +60,7 @@ int sbx_init_pid1(int argc, char **argv)
 {
 	long long deadline;
 	sigset_t all;
+	int sweep;
 	int channel = argc == 4 && strcmp(argv[3], "--channel") == 0;
 
 	if ((argc != 3 && !channel) || strcmp(argv[1], "--deadline") != 0) {
@@ -91,6 +92,7 @@ int sbx_init_pid1(int argc, char **argv)
 	}
 	if (channel)
 		return sbx_init_chan_serve(deadline);
+	sweep = sbx_init_no_subreapers();
 
 	/* Bounded by the deadline: every pass waits at most until it. */
 	for (;;) {
@@ -115,6 +117,9 @@ int sbx_init_pid1(int argc, char **argv)
 		wait.tv_sec = left_ns / 1000000000LL;
 		wait.tv_nsec = left_ns % 1000000000LL;
 
+		/* Without subreapers, what `docker exec` runs left behind is ours to end. */
+		if (sweep)
+			(void)sbx_init_sweep_orphans(NULL, 0);
 		sig = sigtimedwait(&all, &si, &wait);
 		if (sig < 0) {
 			if (errno != EAGAIN && errno != EINTR) {
