@@ -131,6 +131,9 @@ $(B)/tests/contract/%: tests/contract/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
 
 unit: $(UNIT_BIN) build/sbx-init build/sbx-resolv.conf
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+	@echo "== $(B)/tests/unit/init/test_init_chan under gVisor (runsc do)"
+	@SBX_INIT_KERNEL=gvisor SANDBOXIO_INIT=$(CURDIR)/tests/support/in-gvisor.sh \
+		$(B)/tests/unit/init/test_init_chan
 
 $(B)/tests/canary/%: tests/canary/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
 	@mkdir -p $(dir $@)

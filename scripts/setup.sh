@@ -21,7 +21,7 @@ libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler
 libnl-3-dev libnl-route-3-dev libnftables-dev libseccomp-dev libcap-dev
 docker.io mmdebstrap iproute2 nftables util-linux mount procps curl e2fsprogs
 python3 python3-docker python3-grpcio python3-protobuf
-hyperfine crun stress-ng"
+hyperfine crun stress-ng runsc"
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
