@@ -15,6 +15,10 @@
 
 PREFIX ?= /usr/local
 LIBEXECDIR ?= $(PREFIX)/libexec/sandboxio
+# Where `make install` puts the Python package: a directory on Debian's
+# python3 path (/usr/lib/python3/dist-packages for PREFIX=/usr, else
+# PREFIX/lib/python3.X/dist-packages).
+PY_SITE ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/$(shell /usr/bin/python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null || echo python3)/dist-packages)
 CC ?= cc
 SAN ?=
 ifeq ($(SAN),)
@@ -194,12 +198,20 @@ check-sizes:
 
 check: headertest format-check check-layers check-returns check-sizes
 	$(MAKE) test
+	$(MAKE) python-test
 	$(MAKE) abi-check
 	$(MAKE) SAN=address,undefined test
 	$(MAKE) fuzz-smoke
 
 bench: all
 	bench/run.sh
+
+# The Python package (bindings/python/), over build/libsandboxio.so; its
+# tests marked "engine" need dockerd, as the contract tests do. Debian's
+# python3 with python3-pytest.
+PYTHON3 ?= /usr/bin/python3
+python-test: all
+	PYTHONPATH=bindings/python $(PYTHON3) -m pytest -q -p no:cacheprovider bindings/python/tests
 
 fresh-check:
 	scripts/fresh-check.sh
@@ -275,10 +287,12 @@ install: all
 	install -m 0755 scripts/mkimage.sh $(DESTDIR)$(LIBEXECDIR)/mkimage.sh
 	install -m 0644 include/sandboxio.h $(DESTDIR)$(PREFIX)/include/
 	install -m 0644 include/sandboxio/*.h $(DESTDIR)$(PREFIX)/include/sandboxio/
+	install -d $(DESTDIR)$(PY_SITE)/sandboxio
+	install -m 0644 bindings/python/sandboxio/*.py $(DESTDIR)$(PY_SITE)/sandboxio/
 
 clean:
 	rm -rf build
 
 .PHONY: all unit contract test headertest format format-check abi-check check bench fuzz fuzz-smoke \
-	install clean fresh-check check-layers check-returns check-sizes
+	install clean fresh-check check-layers check-returns check-sizes python-test
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -20,7 +20,7 @@ libcurl4-openssl-dev libjansson-dev libcmocka-dev libmicrohttpd-dev libnghttp2-d
 libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler
 libnl-3-dev libnl-route-3-dev libnftables-dev libseccomp-dev libcap-dev
 docker.io mmdebstrap iproute2 nftables util-linux mount procps curl e2fsprogs
-python3 python3-docker python3-grpcio python3-protobuf
+python3 python3-docker python3-grpcio python3-protobuf python3-pytest
 hyperfine crun stress-ng runsc"
 
 SUDO=""

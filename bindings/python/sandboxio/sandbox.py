@@ -28,35 +28,55 @@ _backends = weakref.WeakValueDictionary()
 _backends_lock = threading.Lock()
 
 
-def _wait_call(fn, on_interrupt=None):
+def _wait_call(fn, on_interrupt=None, cleanup=None):
     """Calls fn() (which makes C calls and reads their errors on its own
     thread) and returns its value. On the main thread fn runs in a helper
-    thread so that signals interrupt the wait: on any BaseException while
-    waiting, on_interrupt() is called (to end the work), fn is waited for,
-    and the exception is raised again."""
+    thread so that signals interrupt the wait. On any BaseException while
+    waiting (KeyboardInterrupt):
+      - with on_interrupt (a run, whose buffers must outlive the C call):
+        on_interrupt() ends the work (kills the sandbox), fn is waited for,
+        and the exception goes on;
+      - else the exception goes on at once; fn finishes in its thread, and
+        cleanup(value) undoes what it made (closes the new sandbox)."""
     if threading.current_thread() is not threading.main_thread():
         return fn()
     box = {}
+    lock = threading.Lock()
     done = threading.Event()
 
     def body():
+        v, err = None, None
         try:
-            box["v"] = fn()
+            v = fn()
         except BaseException as e:  # handed over to the caller's thread
-            box["e"] = e
-        finally:
+            err = e
+        with lock:
+            box["v"], box["e"] = v, err
             done.set()
+            abandoned = box.get("abandoned")
+        if abandoned and err is None and cleanup is not None:
+            try:
+                cleanup(v)
+            except BaseException:
+                log.debug("cleanup after an interrupted call failed", exc_info=True)
 
     t = threading.Thread(target=body, name="sandboxio-call", daemon=True)
     t.start()
     try:
         done.wait()
     except BaseException:
-        if on_interrupt is not None:
-            try:
-                on_interrupt()
-            except SandboxError:
-                pass
+        if on_interrupt is None:
+            with lock:
+                if not done.is_set():
+                    box["abandoned"] = True
+                    raise
+            if box["e"] is None and cleanup is not None:
+                cleanup(box["v"])
+            raise
+        try:
+            on_interrupt()
+        except SandboxError:
+            pass
         while not done.is_set():
             try:
                 done.wait()
@@ -64,8 +84,8 @@ def _wait_call(fn, on_interrupt=None):
                 pass
         raise
     t.join()
-    if "e" in box:
-        e = box.pop("e")
+    e = box.pop("e")
+    if e is not None:
         try:
             raise e
         finally:
@@ -109,13 +129,24 @@ class Backend:
             opts.config = c
         h = L.c_void_p()
 
+        cfg = self._cfg
+
         def call():
             rc = L.sbx_backend_open(L.byref(h), L.enc(name, "backend"), L.byref(opts))
             if rc < 0:
                 raise L.last_error("backend %s" % name, rc)
+            return h
+
+        def cleanup(handle):
+            L.sbx_backend_free(handle)
+            if cfg:
+                L.sbx_config_free(cfg)
 
         try:
-            _wait_call(call)
+            _wait_call(call, cleanup=cleanup)
+        except KeyboardInterrupt:
+            self._cfg = None  # the helper thread frees it with the handle
+            raise
         except BaseException:
             self._free_cfg()
             raise
@@ -279,10 +310,10 @@ class Sandbox:
             st.h = h
             return _lib.dec(_lib.sbx_sandbox_id(h))
 
-        # Interrupted while creating: the sandbox (if made) is closed by the
-        # finalizer, called below when the exception leaves.
+        # Interrupted while creating: the sandbox, once made, is closed by the
+        # finalizer (at once, or by the helper thread when create returns).
         try:
-            self._id = _wait_call(call)
+            self._id = _wait_call(call, cleanup=lambda _id: _finalize(st))
         except BaseException:
             self._finalizer()
             raise

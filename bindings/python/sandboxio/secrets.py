@@ -38,10 +38,14 @@ class Secrets:
         self._h = h
         self._names = []
         self._lock = threading.Lock()
-        items = list(values.items()) if values is not None else []
-        items += list(kw.items())
-        values = kw = None
         err = None
+        try:
+            items = _pairs(values) + list(kw.items())
+        except (TypeError, ValueError):
+            items = []
+            err = InvalidError("Secrets: expected a mapping of NAME to value, or (NAME, "
+                               "value) pairs")
+        values = kw = None
         while items and err is None:
             name, _v = items.pop(0)
             err = self._add(name, _v)
@@ -151,6 +155,18 @@ class Secrets:
         if not self._h:
             raise InvalidError("Secrets: the object is closed")
         return self._h
+
+
+def _pairs(values):
+    if values is None:
+        return []
+    if hasattr(values, "items"):
+        return list(values.items())
+    out = []
+    for pair in values:
+        name, value = pair
+        out.append((name, value))
+    return out
 
 
 def refuse_secret(where, value):

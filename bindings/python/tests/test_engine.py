@@ -1,0 +1,234 @@
+"""Tests against the local Docker Engine (dockerd and the image
+sandboxio/python:3.11, as the C contract tests need). Each proves one
+guarantee of docs/python.md; none waits on the clock: they synchronise on
+output seen, events and process exits."""
+
+import asyncio
+import gc
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import sandboxio
+
+pytestmark = pytest.mark.engine
+
+SECRET = "s3cr3t-Value-9f8e7d"
+HERE = os.path.dirname(os.path.abspath(__file__))
+PKG = os.path.normpath(os.path.join(HERE, ".."))
+# A program that says it started and then waits far longer than any test.
+STARTED_THEN_WAIT = ["sh", "-c", "echo started; exec sleep 3000"]
+
+
+def live_ids():
+    return {s["id"] for s in sandboxio.list_sandboxes()}
+
+
+def on_started(event):
+    def cb(stream, data):
+        if b"started" in data:
+            event.set()
+        return False
+    return cb
+
+
+def test_run_returns_a_result():
+    with sandboxio.Sandbox(memory="256m") as sb:
+        r = sb.run(["sh", "-c", "echo out; echo err >&2; exit 3"])
+        assert r.status == "exited" and r.exit_code == 3
+        assert r.stdout == b"out\n" and r.stderr == b"err\n"
+        assert r.duration_ms >= 0 and r.limits_hit == frozenset()
+        r = sb.run(["cat"], stdin=b"fed")
+        assert r.ok and r.stdout == b"fed"
+        r = sb.run(["sh", "-c", "echo $PLAIN"], env={"PLAIN": "visible"})
+        assert r.stdout == b"visible\n"
+
+
+def test_run_code_prints_42():
+    with sandboxio.Sandbox() as sb:
+        r = sb.run_code("print(6*7)")
+        assert r.ok and r.stdout == b"42\n"
+        r = sb.run_code("echo $((6*7))", lang="bash")
+        assert r.stdout == b"42\n"
+        with pytest.raises(sandboxio.UnsupportedError) as ei:
+            sb.run_code("x", lang="cobol")
+        assert ei.value.code == -7
+
+
+def test_run_timeout_status_and_limits_hit():
+    with sandboxio.Sandbox(run_timeout=2) as sb:
+        r = sb.run(["sleep", "3000"])
+        assert r.status == "timeout" and "timeout" in r.limits_hit
+        with pytest.raises(sandboxio.InvalidError):
+            sb.run(["true"], timeout=10)  # a run can only narrow the policy's deadline
+
+
+def test_files_in_and_out(tmp_path):
+    with sandboxio.Sandbox() as sb:
+        sb.write_file("/workspace/a.txt", "hello\n")
+        assert sb.read_file("/workspace/a.txt") == b"hello\n"
+        src = tmp_path / "src.bin"
+        src.write_bytes(bytes(range(256)))
+        sb.upload(str(src), "/workspace/b.bin")
+        sb.download("/workspace/b.bin", str(tmp_path / "back.bin"))
+        assert (tmp_path / "back.bin").read_bytes() == bytes(range(256))
+        r = sb.run(["python3", "-c", "print(open('/workspace/a.txt').read().upper())"])
+        assert r.stdout == b"HELLO\n\n"
+        with pytest.raises(sandboxio.NotFoundError):
+            sb.read_file("/workspace/none")
+
+
+def test_leaving_with_by_exception_removes_the_sandbox():
+    with pytest.raises(ZeroDivisionError):
+        with sandboxio.Sandbox() as sb:
+            sid = sb.id
+            assert sid in live_ids()
+            1 / 0
+    assert sb.closed and sid not in live_ids()
+
+
+def test_keyboard_interrupt_ends_the_run_and_removes_the_sandbox():
+    started = threading.Event()
+
+    def cb(stream, data):
+        if b"started" in data and not started.is_set():
+            started.set()
+            os.kill(os.getpid(), signal.SIGINT)
+        return False
+
+    with pytest.raises(KeyboardInterrupt):
+        with sandboxio.Sandbox() as sb:
+            sid = sb.id
+            sb.run(STARTED_THEN_WAIT, on_output=cb)
+    assert started.is_set() and sid not in live_ids()
+
+
+def test_asyncio_cancellation_ends_the_run_and_the_sandbox():
+    async def main():
+        loop = asyncio.get_running_loop()
+        started = asyncio.Event()
+
+        def cb(stream, data):
+            if b"started" in data:
+                loop.call_soon_threadsafe(started.set)
+            return False
+
+        async with sandboxio.AsyncSandbox() as sb:
+            sid = sb.id
+            task = asyncio.create_task(sb.run(STARTED_THEN_WAIT, on_output=cb))
+            await started.wait()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert sid in live_ids()  # killed, not yet removed
+        return sid
+
+    sid = asyncio.run(main())
+    assert sid not in live_ids()
+
+
+def test_asyncio_cancelling_the_whole_block_removes_the_sandbox():
+    ids = []
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        started = asyncio.Event()
+
+        def cb(stream, data):
+            loop.call_soon_threadsafe(started.set)
+            return False
+
+        async def body():
+            async with sandboxio.AsyncSandbox() as sb:
+                ids.append(sb.id)
+                await sb.run(STARTED_THEN_WAIT, on_output=cb)
+
+        task = asyncio.create_task(body())
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert ids[0] not in live_ids()
+
+
+def test_garbage_collection_removes_the_sandbox():
+    sb = sandboxio.Sandbox()
+    sid = sb.id
+    assert sid in live_ids()
+    del sb
+    gc.collect()
+    assert sid not in live_ids()
+
+
+def test_kill_9_is_left_to_the_reaper():
+    """A process killed with -9 closes nothing; its sandbox is removed by the
+    reaper (owner gone) and, failing that, by its dead-man deadline."""
+    code = ("import sandboxio, sys\n"
+            "sb = sandboxio.Sandbox(lifetime=600)\n"
+            "print(sb.id, flush=True)\n"
+            "sys.stdin.read()\n")
+    env = dict(os.environ, PYTHONPATH=PKG)
+    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, env=env)
+    sid = p.stdout.readline().decode().strip()
+    assert sid and sid in live_ids()
+    p.kill()
+    p.wait()
+    reaped = [r for r in sandboxio.reap() if r["id"] == sid]
+    assert reaped and reaped[0]["reason"] == "owner_gone" and reaped[0]["removed"]
+    assert sid not in live_ids()
+
+
+def test_threads_run_sandboxes_in_parallel():
+    """Thread A's run waits; thread B runs in another sandbox to completion
+    meanwhile, then ends A's run. With the GIL held by A's C call, B could
+    not run at all until A's run ended."""
+    a_started, b_done = threading.Event(), threading.Event()
+    order = []
+    with sandboxio.Sandbox() as sa, sandboxio.Sandbox() as sb:
+        def a():
+            try:
+                sa.run(STARTED_THEN_WAIT, on_output=on_started(a_started))
+            except sandboxio.SandboxError:
+                pass  # killed: the run may end with an error rather than a status
+            finally:
+                order.append("a")
+
+        def b():
+            a_started.wait()
+            r = sb.run(["echo", "b"])
+            order.append("b" if r.stdout == b"b\n" else "b-wrong")
+            b_done.set()
+            sa.kill()
+
+        ta, tb = threading.Thread(target=a), threading.Thread(target=b)
+        ta.start()
+        tb.start()
+        ta.join()
+        tb.join()
+    assert order == ["b", "a"]
+
+
+def test_secret_is_redacted_and_never_in_repr_or_env():
+    with sandboxio.Secrets({"API_TOKEN": SECRET}) as sec, sandboxio.Sandbox() as sb:
+        r = sb.run(["sh", "-c", "echo $API_TOKEN; echo $API_TOKEN | base64"], secrets=sec)
+        assert r.ok and SECRET.encode() not in r.stdout and b"<redacted>" in r.stdout
+        for t in (repr(r), repr(sb), repr(sec), str(sec), repr(sb.policy)):
+            assert SECRET not in t
+        with pytest.raises(sandboxio.InvalidError, match="secrets="):
+            sb.run(["true"], env={"API_TOKEN": sec})
+        with pytest.raises(sandboxio.InvalidError, match="secrets="):
+            sb.run(["true"], env=sec)
+        # a program's error output naming the value is redacted
+        r = sb.run(["sh", "-c", "/no/such/$API_TOKEN"], secrets=sec)
+        assert SECRET.encode() not in r.stderr and b"<redacted>" in r.stderr
+        # so is an error's text that would quote it
+        with pytest.raises(sandboxio.UnsupportedError) as ei:
+            sb.run_code("x", lang=SECRET, secrets=sec)
+        assert SECRET not in str(ei.value) and SECRET not in repr(ei.value)

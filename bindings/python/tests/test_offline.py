@@ -1,0 +1,295 @@
+"""Tests that need no engine: policy checks, secrets hygiene, errors, and
+what the bindings do around a blocking C call (against a socket server of
+the test's own, never the host's dockerd)."""
+
+import ctypes
+import io
+import logging
+import os
+import signal
+import socket
+import threading
+import traceback
+
+import pytest
+
+import sandboxio
+from sandboxio import _lib
+
+from fakeengine import FakeEngine
+
+SECRET = "s3cr3t-Value-9f8e7d"
+
+
+def test_library_is_the_trees():
+    tree = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+    if not os.environ.get("SANDBOXIO_LIBRARY"):
+        assert sandboxio.LIBRARY == os.path.join(tree, "build", "libsandboxio.so")
+    assert sandboxio.__version__ == "0.1.0"
+
+
+def test_policy_defaults_are_the_c_defaults():
+    p = sandboxio.Policy()
+    assert p.memory == 512 << 20 and p.cpu_milli == 1000 and p.pids == 256
+    assert p.disk == 1 << 30 and p.nofile == 1024 and p.output == 16 << 20
+    assert p.run_timeout == 300 and p.lifetime == 300 and p.create_timeout == 300
+    assert p.image == "sandboxio/python:3.11" and p.tenant == "default"
+    assert p.workdir == "/workspace" and p.min_tier == "container"
+    assert p.detached is False and p.allow_count == 0
+
+
+def test_policy_every_field_is_set_in_c():
+    p = sandboxio.Policy(image="example/img:1", tenant="t-1", workdir="/tmp", env={"A": "1"},
+                         create_timeout=10, run_timeout="90s", run_code_timeout=20.5,
+                         lifetime="5m", cpus=0.5, memory="256m", disk=64 << 20,
+                         output="1m", pids=64, nofile=128, min_tier="gvisor", detached=True,
+                         allow_hosts=["example.com:443", ("example.org", 80)],
+                         allow_cidrs=["198.51.100.0/24:443", ("203.0.113.7", 0)])
+    assert (p.image, p.tenant, p.workdir) == ("example/img:1", "t-1", "/tmp")
+    assert p.env_names == ["A"]
+    assert (p.create_timeout, p.run_timeout, p.run_code_timeout, p.lifetime) == \
+        (10, 90, 20.5, 300)
+    assert (p.cpu_milli, p.memory, p.disk, p.output, p.pids, p.nofile) == \
+        (500, 256 << 20, 64 << 20, 1 << 20, 64, 128)
+    assert p.min_tier == "gvisor" and p.detached is True and p.allow_count == 4
+    q = p.copy()
+    q.memory = "128m"
+    assert p.memory == 256 << 20 and q.memory == 128 << 20
+
+
+@pytest.mark.parametrize("field,value,code", [
+    ("memory", 0, -2), ("memory", -1, -2), ("memory", "64t", -2), ("pids", 1, -2),
+    ("cpu_milli", 10 ** 9, -2), ("disk", "lots", -2), ("nofile", 0, -2), ("output", 1, -2),
+    ("run_timeout", 0, -2), ("lifetime", "0", -2), ("create_timeout", 10 ** 9, -2),
+    ("image", "bad image", -2), ("tenant", "", -2), ("workdir", "relative", -2),
+    ("workdir", "/a/../b", -2), ("min_tier", "vm", -2), ("allow_cidrs", ["127.0.0.1"], -2),
+    ("allow_cidrs", ["0.0.0.0/0"], -2), ("allow_hosts", ["localhost"], -2),
+    ("allow_hosts", ["*.example.com"], -2), ("allow_cidrs", ["198.51.100.0/24:0"], -2),
+    ("env", {"1BAD": "x"}, -2), ("env", {"A=B": "x"}, -2),
+])
+def test_policy_refusal_carries_the_c_code_and_names_the_field(field, value, code):
+    p = sandboxio.Policy()
+    before = repr(p)
+    with pytest.raises(sandboxio.SandboxError) as ei:
+        p.set(field, value)
+    assert ei.value.code == code
+    assert isinstance(ei.value, sandboxio.InvalidError)
+    assert str(ei.value).startswith(field)
+    assert repr(p) == before  # a refused value changes nothing
+
+
+def test_policy_unknown_field():
+    with pytest.raises(sandboxio.InvalidError, match="no field 'memroy'"):
+        sandboxio.Policy(memroy="1g")
+
+
+def test_error_classes_carry_each_c_code():
+    from sandboxio.errors import BY_CODE, from_code
+    for code in range(-2, -13, -1):
+        e = from_code(code, "m")
+        assert e.code == code and isinstance(e, sandboxio.SandboxError)
+        assert _lib.dec(_lib.sbx_strerror(code))
+        assert BY_CODE[code] is type(e)
+    assert issubclass(sandboxio.UnavailableError, sandboxio.EngineError)
+    assert issubclass(sandboxio.TimeoutError, TimeoutError)
+
+
+def _texts_of(exc):
+    """Every text a user may see of an exception: str, repr, args, and its
+    traceback formatted with and without the frames' locals."""
+    out = [str(exc), repr(exc), repr(exc.args)]
+    out.append("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+    te = traceback.TracebackException(type(exc), exc, exc.__traceback__, capture_locals=True)
+    out.append("".join(te.format()))
+    return out
+
+
+def test_secrets_repr_and_str_show_names_only():
+    s = sandboxio.Secrets({"API_TOKEN": SECRET}, OTHER=SECRET + "x")
+    for t in (repr(s), str(s), "%s" % s, "{!r}".format(s), repr([s]), repr({"k": s})):
+        assert SECRET not in t and "API_TOKEN" in t
+    assert s.names == ["API_TOKEN", "OTHER"] and len(s) == 2 and "API_TOKEN" in s
+    assert not hasattr(s, "__dict__")
+    with pytest.raises(TypeError):
+        import pickle
+        pickle.dumps(s)
+    s.close()
+
+
+def _make_bad_secrets(bad_name):
+    value = SECRET  # a local in a frame of the traceback
+    return sandboxio.Secrets({"GOOD": value, bad_name: value})
+
+
+@pytest.mark.parametrize("case", ["bad name", "short", "nul", "type"])
+def test_secret_never_in_exception_text_or_traceback(case):
+    with pytest.raises(sandboxio.SandboxError) as ei:
+        if case == "bad name":
+            sandboxio.Secrets({"BAD NAME": SECRET})
+        elif case == "short":
+            sandboxio.Secrets({"A": SECRET, "A2": "ab"})
+        elif case == "nul":
+            sandboxio.Secrets({"N": SECRET + "\0" + SECRET})
+        else:
+            sandboxio.Secrets({"N": int("1234" + "5678")})
+    for t in _texts_of(ei.value):
+        assert SECRET not in t
+        assert "12345678" not in t
+
+
+def test_secret_not_in_traceback_locals_of_the_package():
+    """capture_locals shows every frame's locals: the caller's own frame
+    holds the value (its business), the package's frames must not."""
+    try:
+        _make_bad_secrets("BAD-NAME")
+    except sandboxio.SandboxError as e:
+        te = traceback.TracebackException(type(e), e, e.__traceback__, capture_locals=True)
+        frames = [f for f in te.stack if "sandboxio" + os.sep in f.filename]
+        assert frames, "the package's frames are in the traceback"
+        for f in frames:
+            for v in (f.locals or {}).values():
+                assert SECRET not in v
+    else:
+        pytest.fail("a bad name was accepted")
+
+
+def test_duplicate_secret_name_refused_without_value():
+    with pytest.raises(sandboxio.InvalidError) as ei:
+        sandboxio.Secrets([("DUP", SECRET), ("DUP", SECRET + "2")])
+    assert "DUP" in str(ei.value)
+    for t in _texts_of(ei.value):
+        assert SECRET not in t
+
+
+def test_secret_never_in_a_logging_record(tmp_path):
+    records = []
+
+    class H(logging.Handler):
+        def emit(self, rec):
+            records.append(self.format(rec))
+
+    h = H(level=logging.DEBUG)
+    root = logging.getLogger()
+    old = root.level
+    root.addHandler(h)
+    root.setLevel(logging.DEBUG)
+    try:
+        s = sandboxio.Secrets({"API_TOKEN": SECRET})
+        logging.getLogger("app").info("secrets: %s %r", s, s)
+        with pytest.raises(sandboxio.UnavailableError) as ei:
+            sandboxio.Sandbox(socket_path=str(tmp_path / "none.sock"), env={"PLAIN": "1"})
+        logging.getLogger("app").exception("failed: %s", ei.value, exc_info=ei.value)
+        s.close()
+    finally:
+        root.removeHandler(h)
+        root.setLevel(old)
+    assert records
+    for r in records:
+        assert SECRET not in r
+
+
+def test_env_refuses_a_secrets_object():
+    s = sandboxio.Secrets({"API_TOKEN": SECRET})
+    with pytest.raises(sandboxio.InvalidError, match="secrets="):
+        sandboxio.Policy(env=s)
+    with pytest.raises(sandboxio.InvalidError, match="secrets="):
+        sandboxio.Policy(env={"API_TOKEN": s})
+    with pytest.raises(sandboxio.InvalidError, match="secrets="):
+        # refused before any engine is contacted: the socket does not exist
+        sandboxio.Sandbox(env={"API_TOKEN": s}, socket_path="/nonexistent/docker.sock")
+    s.close()
+
+
+def test_secret_value_reaches_c_only():
+    """The object keeps the C handle and the names, nothing else."""
+    s = sandboxio.Secrets({"API_TOKEN": SECRET})
+    held = [getattr(s, a) for a in s.__slots__ if a != "__weakref__" and hasattr(s, a)]
+    for v in held:
+        assert SECRET not in repr(v)
+    assert _lib.sbx_secrets_count(s.handle()) == 1
+    assert _lib.sbx_secrets_name(s.handle(), 0) == b"API_TOKEN"
+    s.close()
+
+
+def test_daemon_down_is_engine_error_naming_the_socket(tmp_path):
+    path = str(tmp_path / "docker.sock")
+    with pytest.raises(sandboxio.EngineError) as ei:
+        sandboxio.Sandbox(socket_path=path)
+    assert isinstance(ei.value, sandboxio.UnavailableError)
+    assert ei.value.code == -10 and path in str(ei.value)
+    # a socket file with no one listening
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    try:
+        with pytest.raises(sandboxio.EngineError) as ei:
+            sandboxio.Sandbox(socket_path=path)
+        assert ei.value.code == -10 and path in str(ei.value)
+    finally:
+        s.close()
+
+
+def test_engine_answering_500_is_engine_error(tmp_path):
+    srv = FakeEngine(str(tmp_path / "e.sock"),
+                     answer=b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: "
+                            b"application/json\r\nContent-Length: 20\r\nConnection: close"
+                            b"\r\n\r\n{\"message\":\"boom\"}\n\n")
+    try:
+        with pytest.raises(sandboxio.SandboxError) as ei:
+            sandboxio.Backend("docker", socket_path=srv.path, api_timeout_ms=600000)
+        assert ei.value.code in (-5, -10)
+        assert srv.requested.is_set()
+    finally:
+        srv.stop()
+
+
+def test_gil_is_released_while_a_c_call_waits(tmp_path):
+    """sbx_backend_open() waits for the engine's answer; the engine here is a
+    Python thread of this process. It can answer only if the waiting C call
+    has released the GIL; if it had not, the call would wait out its
+    10-minute API deadline and fail with TimeoutError."""
+    answered = threading.Event()
+    srv = FakeEngine(str(tmp_path / "e.sock"),
+                     answer=b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n"
+                            b"Connection: close\r\n\r\n")
+    srv.on_request = lambda data: answered.set()
+    box = {}
+
+    def opener():
+        try:
+            sandboxio.Backend("docker", socket_path=srv.path, api_timeout_ms=600000)
+        except sandboxio.SandboxError as e:
+            box["e"] = e
+
+    try:
+        t = threading.Thread(target=opener)
+        t.start()
+        t.join()
+    finally:
+        srv.stop()
+    assert answered.is_set()
+    assert not isinstance(box["e"], sandboxio.TimeoutError)
+
+
+def test_ctrl_c_interrupts_a_waiting_call(tmp_path):
+    """On the main thread a blocking call waits in a helper thread, so
+    SIGINT raises KeyboardInterrupt at once, not when the engine answers.
+    The engine here reads the request and never answers."""
+    srv = FakeEngine(str(tmp_path / "e.sock"), answer=None)
+    srv.on_request = lambda data: os.kill(os.getpid(), signal.SIGINT)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sandboxio.Backend("docker", socket_path=srv.path, api_timeout_ms=600000)
+        # the C call is still waiting: the interrupt did not wait for it
+        assert not srv.client_closed.is_set()
+    finally:
+        srv.stop()
+
+
+def test_run_options_layout_matches_the_library():
+    """The structs' versions are the header's: the library accepts them."""
+    o = _lib.sbx_run_options()
+    assert _lib.sbx_run_options_init(ctypes.byref(o), _lib.RUN_OPTIONS_VERSION) == 0
+    assert o.version == _lib.RUN_OPTIONS_VERSION
+    b = _lib.sbx_backend_options()
+    assert _lib.sbx_backend_options_init(ctypes.byref(b), _lib.BACKEND_OPTIONS_VERSION) == 0
+    assert _lib.sbx_run_options_init(ctypes.byref(o), 99) == -8
