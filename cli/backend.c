@@ -58,7 +58,7 @@ int cli_backend_options(const struct cli_opts *o, sbx_backend_options *bo, char 
 	tp = getenv("TRACEPARENT");
 	bo->traceparent = tp && *tp ? tp : NULL;
 	if (o->cmd == CMD_RUN || o->cmd == CMD_RUN_CODE || o->cmd == CMD_CREATE ||
-	    o->cmd == CMD_DOCTOR)
+	    o->cmd == CMD_DOCTOR || o->cmd == CMD_MCP)
 		bo->init_path = local_init(init, size);
 	/* doctor only looks: it removes nothing but its own sandbox. */
 	bo->no_reap_at_open = o->cmd == CMD_REAP || o->cmd == CMD_DOCTOR;

@@ -38,6 +38,7 @@ enum cli_cmd {
 	CMD_VERSION,
 	CMD_DOCTOR,
 	CMD_CONFIG,
+	CMD_MCP,
 	CMD_HELP
 };
 
@@ -156,6 +157,9 @@ int cmd_config(const struct cli_opts *o);
 
 /* doctor.c */
 int cmd_doctor(const struct cli_opts *o);
+
+/* mcp.c: `sandboxio mcp`, the Model Context Protocol server (cli/mcp.h) */
+int cmd_mcp(const struct cli_opts *o);
 
 /* main.c */
 void cli_usage(enum cli_cmd cmd, int to_stderr);

@@ -39,6 +39,7 @@ static const char usage_main[] =
 	"  doctor                                check that this host can run sandboxes\n"
 	"  config --effective [OPTIONS]          print the operator config and what applies\n"
 	"  serve --api e2b [OPTIONS]             serve an E2B-compatible API on this host\n"
+	"  mcp [OPTIONS]                         serve the Model Context Protocol on stdio\n"
 	"  version                               print the version\n"
 	"  help [COMMAND]                        print this help, or a command's\n"
 	"\n"
@@ -104,6 +105,22 @@ static const char usage_sandbox_opts[] =
 	"(CAP_NET_ADMIN and CAP_SYS_ADMIN), IPv4 forwarding and nftables on the host;\n"
 	"IPv6 entries also need IPv6 forwarding ('sandboxio doctor' checks). A bad\n"
 	"entry exits 125 before anything is created.\n";
+
+static const char usage_mcp[] =
+	"usage: sandboxio mcp [OPTIONS]\n"
+	"\n"
+	"Serves the Model Context Protocol (revisions 2025-06-18, 2025-03-26 and\n"
+	"2024-11-05) on stdin and stdout, for an MCP client that starts this command.\n"
+	"Tools: run_code, run_command, write_file, read_file, list_files. A session\n"
+	"has one sandbox, created on the first tool call under the policy of these\n"
+	"options and the operator config, and removed when stdin ends or on SIGINT,\n"
+	"SIGTERM or SIGHUP; no tool argument can change the policy. Diagnostics go\n"
+	"to stderr. docs/mcp.md has the client configuration.\n"
+	"\n"
+	"options:\n"
+	"  --timeout S          each run's deadline (a tool call may only narrow it);\n"
+	"                       default 300 s\n"
+	"  --lifetime S         the session sandbox's whole life; default 300 s\n";
 
 static const char usage_run[] =
 	"usage: sandboxio run [OPTIONS] [--] COMMAND [ARG...]\n"
@@ -302,6 +319,10 @@ void cli_usage(enum cli_cmd cmd, int to_stderr)
 	case CMD_CONFIG:
 		fputs(usage_config, f);
 		break;
+	case CMD_MCP:
+		fputs(usage_mcp, f);
+		fputs(usage_sandbox_opts, f);
+		break;
 	case CMD_NONE:
 	case CMD_VERSION:
 	case CMD_HELP:
@@ -320,7 +341,8 @@ static const struct {
 	{"rm", CMD_RM},		  {"ls", CMD_LS},
 	{"reap", CMD_REAP},	  {"image", CMD_IMAGE_BUILD},
 	{"version", CMD_VERSION}, {"doctor", CMD_DOCTOR},
-	{"config", CMD_CONFIG},	  {"help", CMD_HELP},
+	{"config", CMD_CONFIG},	  {"mcp", CMD_MCP},
+	{"help", CMD_HELP},
 };
 
 static enum cli_cmd lookup(const char *name)
@@ -448,6 +470,8 @@ static int dispatch(struct cli_opts *o, int argc, char **argv)
 		return cmd_doctor(o);
 	case CMD_CONFIG:
 		return cmd_config(o);
+	case CMD_MCP:
+		return cmd_mcp(o);
 	case CMD_VERSION:
 		if (o->nargs > 0) {
 			cli_print_error(o, SBX_EINVALID, "version takes no arguments");

@@ -134,6 +134,8 @@ static unsigned int mask_for(enum cli_cmd cmd)
 		return M_COMMON;
 	case CMD_CONFIG:
 		return M_SANDBOX | BIT(O_EFFECTIVE);
+	case CMD_MCP:
+		return M_SANDBOX;
 	case CMD_HELP:
 		return BIT(O_HELP);
 	case CMD_NONE:
@@ -528,7 +530,9 @@ static int set_timeouts(const struct cli_opts *o, const sbx_config *cfg, sbx_pol
 		goto fail;
 	if (t && set_run_timeouts(p, t) < 0)
 		goto fail;
-	if (o->cmd == CMD_CONFIG || (o->cmd == CMD_CREATE && !life)) {
+	/* mcp: the session's sandbox lives for --lifetime (else the config's or
+	 * the built-in default), whatever the deadline of each run. */
+	if (o->cmd == CMD_CONFIG || o->cmd == CMD_MCP || (o->cmd == CMD_CREATE && !life)) {
 		if (o->cmd == CMD_CREATE && t) /* create --timeout: the lifetime too */
 			life = t;
 		if (life && sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, life) < 0)
