@@ -3,8 +3,8 @@
  * client's bytes (the MCP client is whatever the operator plugged in, and
  * the model behind it writes the tool arguments).
  *
- * jansson parses each line (duplicate keys refused, depth bounded by
- * jansson); this file checks the message's shape as JSON-RPC 2.0 and the
+ * jansson parses each line (duplicate keys and strings holding NUL
+ * refused, depth bounded by jansson); this file checks the message's shape as JSON-RPC 2.0 and the
  * MCP lifecycle, and each tool call's arguments against the tool's schema
  * by hand: the schemas are small and fixed, and a general JSON Schema
  * validator is not among Debian's C libraries. What it refuses and why:
@@ -523,7 +523,7 @@ int mcp_handle(struct mcp_state *st, const char *line, size_t len, char **reply)
 	json_t *msg, *id, *method, *params, *jv;
 
 	*reply = NULL;
-	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (!msg) {
 		*reply = error_reply(NULL, MCP_PARSE_ERROR, "Parse error: not a JSON text");
 		return *reply ? 0 : -1;
