@@ -293,7 +293,11 @@ int cmd_mcp(const struct cli_opts *o)
 	int rc;
 
 	if (o->json || o->nargs > 0) {
-		cli_print_error(o, SBX_EINVALID, "mcp takes no %s (stdout carries the protocol)",
+		struct cli_opts plain = *o;
+
+		plain.json = 0; /* said on stderr only: stdout is the protocol's */
+		cli_print_error(&plain, SBX_EINVALID,
+				"mcp takes no %s (stdout carries the protocol)",
 				o->json ? "--json" : "COMMAND");
 		return CLI_EXIT_FAIL;
 	}
