@@ -206,12 +206,13 @@ check: headertest format-check check-layers check-returns check-sizes
 bench: all
 	bench/run.sh
 
-# The Python package (bindings/python/), over build/libsandboxio.so; its
-# tests marked "engine" need dockerd, as the contract tests do. Debian's
-# python3 with python3-pytest.
+# The Python package (bindings/python/), over build/libsandboxio.so, and
+# `sandboxio mcp` as a process (tests/mcp/); the tests marked "engine" need
+# dockerd, as the contract tests do. Debian's python3 with python3-pytest.
 PYTHON3 ?= /usr/bin/python3
 python-test: all
-	PYTHONPATH=bindings/python $(PYTHON3) -m pytest -q -p no:cacheprovider bindings/python/tests
+	PYTHONPATH=bindings/python SBX_CLI=$(CURDIR)/build/sandboxio $(PYTHON3) -m pytest -q \
+		-p no:cacheprovider bindings/python/tests tests/mcp
 
 fresh-check:
 	scripts/fresh-check.sh
