@@ -157,6 +157,8 @@ contract: $(CANARY_BIN) $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/sdk/run-e2b.sh
 	@echo "== tests/sdk/run-modal.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/sdk/run-modal.sh
+	@echo "== tests/sdk/run-mcp.sh"
+	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/sdk/run-mcp.sh
 	@echo "== tests/fakes/modal/test_double.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/fakes/modal/test_double.sh
 	@echo "== tests/contract/run-remote.sh"
