@@ -124,7 +124,9 @@ def test_asyncio_cancellation_ends_the_run_and_the_sandbox():
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
-            assert sid in live_ids()  # killed, not yet removed
+            # the run has ended; the killed sandbox takes no more runs
+            with pytest.raises(sandboxio.SandboxError):
+                await sb.run(["true"])
         return sid
 
     sid = asyncio.run(main())
@@ -174,15 +176,19 @@ def test_kill_9_is_left_to_the_reaper():
             "print(sb.id, flush=True)\n"
             "sys.stdin.read()\n")
     env = dict(os.environ, PYTHONPATH=PKG)
+    # a backend of our own that does not reap when it opens, so that the
+    # reap below is the one that finds the orphan
+    be = sandboxio.Backend("docker", no_reap_at_open=True)
     p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, env=env)
     sid = p.stdout.readline().decode().strip()
-    assert sid and sid in live_ids()
+    assert sid and sid in {s["id"] for s in be.list()}
     p.kill()
     p.wait()
-    reaped = [r for r in sandboxio.reap() if r["id"] == sid]
+    assert sid in {s["id"] for s in be.list()}  # nothing closed it
+    reaped = [r for r in be.reap() if r["id"] == sid]
     assert reaped and reaped[0]["reason"] == "owner_gone" and reaped[0]["removed"]
-    assert sid not in live_ids()
+    assert sid not in {s["id"] for s in be.list()}
 
 
 def test_threads_run_sandboxes_in_parallel():
