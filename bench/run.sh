@@ -5,7 +5,8 @@
 #       for Python (containers.run with the same settings)
 #   (b) 100 runs of `true` in one live sandbox, per run, over the init's run
 #       channel (bench/loop.c fails if a run takes docker exec instead)
-#       peers: `docker exec` (CLI); the Docker SDK's exec_run
+#       peers: `docker exec` (CLI); the Docker SDK's exec_run; and the same
+#       runs through the Python package (bench/python.py) against C and SDK
 #   (c) time to first command, $RUNS times each (bench/pool.c): a take from a
 #       warm pool + run `true`, against a cold create + run `true`; closing
 #       is not timed. peer: `docker run --rm` from (a), whose time includes
@@ -63,11 +64,12 @@ cid=$(docker run -d $(echo $hard) --label io.sandboxio.bench=peer sandboxio/pyth
 hyperfine -N --style basic --warmup 3 --runs "$N" --export-json "$out/b.json" \
 	-n docker-exec "docker exec -u 1000:1000 $cid true" >/dev/null
 sdk=$("$PY" bench/sdk.py exec "$cid" "$N")
+pyb=$(PYTHONPATH=bindings/python "$PY" bench/python.py "$N")
 
 echo "== (c) time to first command: pooled take + run true, cold create + run true, $RUNS each"
 pool=$("$out/pool" "$RUNS" | tr '\n' ' ')
 
-"$PY" - "$out/a.json" "$out/b.json" "$ours" "$sdk" "$pool" <<'PYEOF'
+"$PY" - "$out/a.json" "$out/b.json" "$ours" "$sdk" "$pool" "$pyb" <<'PYEOF'
 import json, statistics, sys
 a = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
 b = json.load(open(sys.argv[2]))["results"][0]
@@ -79,6 +81,9 @@ ours_b = float(sys.argv[3].split()[0])
 sdk_b = float(sys.argv[4].split()[0])
 print("(b) sandboxio %7.1f ms  %-10s %7.1f ms  ratio %.2f" % (ours_b, "docker-exec", med(b), ours_b / med(b)))
 print("(b) sandboxio %7.1f ms  %-10s %7.1f ms  ratio %.2f" % (ours_b, "docker-sdk", sdk_b, ours_b / sdk_b))
+py_b = float(sys.argv[6].split()[0])
+print("(b) python   %7.1f ms  %-10s %7.1f ms  ratio %.2f" % (py_b, "C", ours_b, py_b / ours_b))
+print("(b) python   %7.1f ms  %-10s %7.1f ms  ratio %.2f" % (py_b, "docker-sdk", sdk_b, py_b / sdk_b))
 c = [float(x) for x in sys.argv[5].split()]
 pooled, cold, run = c[0], c[3], med(a["docker-run"])
 print("(c) pooled   %7.1f ms  %-10s %7.1f ms  ratio %.2f" % (pooled, "cold", cold, pooled / cold))
