@@ -430,8 +430,8 @@ class Sandbox:
             if not isinstance(secrets, Secrets):
                 raise InvalidError("secrets: expected a sandboxio.Secrets, got %s"
                                    % type(secrets).__name__)
-            keep.append(secrets)
-            o.secrets = secrets.handle()
+            o.secrets = secrets._acquire()
+            keep.append(secrets)  # released by _run once the C call returned
         o.raw_output = 1 if raw_output else 0
         if on_output is not None:
             def cb(stream, data, n, payload):
@@ -448,10 +448,9 @@ class Sandbox:
 
     def _run(self, what, start, opts_kw):
         keep = []
-        o = self._options(keep, **opts_kw)
         out = _lib.POINTER(_lib.sbx_result)()
 
-        def call():
+        def call(o):
             with self._lock:
                 rc = start(_lib.byref(out), self._handle(), _lib.byref(o))
                 if rc < 0:
@@ -462,8 +461,12 @@ class Sandbox:
                     _lib.sbx_result_free(out)
 
         try:
-            return _wait_call(call, on_interrupt=self._kill_quietly)
+            o = self._options(keep, **opts_kw)
+            return _wait_call(lambda: call(o), on_interrupt=self._kill_quietly)
         finally:
+            for k in keep:
+                if isinstance(k, Secrets):
+                    k._release()
             keep.clear()
 
     def run(self, argv, timeout=None, secrets=None, stdin=None, env=None, workdir=None,

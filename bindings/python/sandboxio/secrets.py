@@ -30,7 +30,7 @@ from .errors import InvalidError
 class Secrets:
     """NAME -> value pairs handed to a run's program as environment variables."""
 
-    __slots__ = ("_h", "_names", "_lock", "__weakref__")
+    __slots__ = ("_h", "_names", "_lock", "_users", "_closing", "__weakref__")
 
     def __init__(self, values=None, **kw):
         h = _lib.c_void_p()
@@ -38,6 +38,8 @@ class Secrets:
         self._h = h
         self._names = []
         self._lock = threading.Lock()
+        self._users = 0
+        self._closing = False
         err = None
         try:
             items = _pairs(values) + list(kw.items())
@@ -115,10 +117,30 @@ class Secrets:
         return name in self._names
 
     def close(self):
-        """Wipes every value and stops redacting them (after the runs that
-        were given the object have returned)."""
+        """Wipes every value and stops redacting them. A run that was given
+        the object and is under way keeps it: the last one frees it."""
         with self._lock:
+            self._closing = True
+            if self._users:
+                return
             h, self._h = self._h, None
+        if h:
+            _lib.sbx_secrets_free(h)
+
+    def _acquire(self):
+        """The C handle for one run; _release() when the run has returned."""
+        with self._lock:
+            if not self._h or self._closing:
+                raise InvalidError("Secrets: the object is closed")
+            self._users += 1
+            return self._h
+
+    def _release(self):
+        with self._lock:
+            self._users -= 1
+            h = None
+            if self._closing and self._users == 0:
+                h, self._h = self._h, None
         if h:
             _lib.sbx_secrets_free(h)
 
@@ -130,7 +152,8 @@ class Secrets:
 
     def __del__(self):
         try:
-            self.close()
+            if getattr(self, "_h", None):
+                self.close()
         except Exception:
             pass
 

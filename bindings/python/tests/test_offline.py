@@ -211,6 +211,19 @@ def test_secret_value_reaches_c_only():
     s.close()
 
 
+def test_secrets_closed_during_a_run_live_until_the_run_returns():
+    """close() while a run holds the object defers the free to the run's
+    end: the library's values must outlive every run given them."""
+    s = sandboxio.Secrets({"API_TOKEN": SECRET})
+    h = s._acquire()  # what a run does before its C call
+    s.close()
+    assert _lib.sbx_secrets_count(h) == 1  # still alive (ASan would see a use after free)
+    with pytest.raises(sandboxio.InvalidError, match="closed"):
+        s._acquire()  # no new run takes it
+    s._release()  # the run returned: now it is freed
+    assert s._h is None
+
+
 def test_daemon_down_is_engine_error_naming_the_socket(tmp_path):
     path = str(tmp_path / "docker.sock")
     with pytest.raises(sandboxio.EngineError) as ei:
