@@ -120,7 +120,8 @@ static const char usage_mcp[] =
 	"options:\n"
 	"  --timeout S          each run's deadline (a tool call may only narrow it);\n"
 	"                       default 300 s\n"
-	"  --lifetime S         the session sandbox's whole life; default 300 s\n";
+	"  --lifetime S         the session sandbox's whole life; default 300 s, or the\n"
+	"                       run deadline when that is longer\n";
 
 static const char usage_run[] =
 	"usage: sandboxio run [OPTIONS] [--] COMMAND [ARG...]\n"

@@ -286,6 +286,23 @@ static int serve(struct session *ss)
 	return rc;
 }
 
+/* Without --lifetime, the session's sandbox lives at least as long as one
+ * run may take (--timeout above the default lifetime raises it). */
+static int lifetime_covers_runs(const struct cli_opts *o, sbx_policy *p, const sbx_policy *eff)
+{
+	uint64_t run = sbx_policy_timeout_ms(eff, SBX_TIMEOUT_RUN);
+	uint64_t code = sbx_policy_timeout_ms(eff, SBX_TIMEOUT_RUN_CODE);
+	uint64_t need = run > code ? run : code;
+
+	if (need <= sbx_policy_timeout_ms(eff, SBX_TIMEOUT_SANDBOX))
+		return 0;
+	if (sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, need) < 0) {
+		cli_print_lib_error(o);
+		return CLI_EXIT_FAIL;
+	}
+	return 0;
+}
+
 int cmd_mcp(const struct cli_opts *o)
 {
 	struct session ss = {.o = o};
@@ -304,6 +321,8 @@ int cmd_mcp(const struct cli_opts *o)
 	rc = cli_config_load(o, &ss.cfg);
 	if (!rc)
 		rc = cli_build_policy(o, ss.cfg, &ss.p, &eff);
+	if (!rc && !o->lifetime)
+		rc = lifetime_covers_runs(o, ss.p, eff);
 	sbx_policy_free(eff);
 	if (!rc && cli_signals_install() < 0) {
 		cli_print_error(o, SBX_ERROR, "cannot install signal handlers");

@@ -105,3 +105,13 @@ def test_sigterm_during_a_run_removes_the_sandbox():
     rc, err = s.terminate()
     assert rc == 0
     assert ids_of(t) == []
+
+
+def test_without_lifetime_the_sandbox_outlives_one_run():
+    t = tenant()
+    s = Server("--tenant", t, "--timeout", "900")
+    s.initialize()
+    s.call("run_command", {"argv": ["true"]})
+    [info] = sandboxio.list_sandboxes(tenant=t)
+    assert info["deadline"] - info["created"] >= 900
+    assert s.close()[0] == 0
