@@ -4,7 +4,9 @@ Every exception the package raises for a failed C call is a SandboxError
 whose .code is the C sbx_error_code (a negative int) and whose text is the
 library's message, which the library has already redacted of every live
 secret (include/sandboxio/secret.h). Checks done in Python before a call
-raise the same classes with the code the library would have given.
+raise the same classes with the code the library would have given, and
+never quote the value they refuse (the library's redaction does not see
+messages made here).
 """
 
 import builtins

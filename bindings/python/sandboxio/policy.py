@@ -135,8 +135,9 @@ class Policy:
                     self._env_names.append(name)
         elif field == "min_tier":
             if value not in L.TIERS:
-                raise InvalidError("min_tier: %r is not one of %s"
-                                   % (value, ", ".join(L.TIERS)))
+                # the value is not quoted: a message the library did not
+                                # make is not redacted by it
+                raise InvalidError("min_tier: not one of %s" % ", ".join(L.TIERS))
             L.check(L.sbx_policy_set_min_tier(self._h, L.TIERS[value]), field)
         elif field == "detached":
             L.check(L.sbx_policy_set_detached(self._h, 1 if value else 0), field)
@@ -147,7 +148,7 @@ class Policy:
             for e in value:
                 if isinstance(e, tuple):
                     if len(e) != 2:
-                        raise InvalidError("%s: expected (name, port), got %r" % (field, e))
+                        raise InvalidError("%s: expected (name, port) pairs" % field)
                     fn = L.sbx_policy_allow_host if host else L.sbx_policy_allow_cidr
                     port = _count(field + " port", e[1])
                     if not 0 <= port <= 65535:

@@ -402,7 +402,7 @@ class Sandbox:
             for i, (k, v) in enumerate(env.items()):
                 refuse_secret("env", v)
                 if "=" in k:
-                    raise InvalidError("env: name %r holds '='" % (k,))
+                    raise InvalidError("env: a name holds '='")
                 arr[i] = L.enc(k, "env name") + b"=" + L.enc(v, "env value")
             arr[len(env)] = None
             keep.append(arr)

@@ -97,7 +97,7 @@ class Secrets:
             bname = name.encode("utf-8")
         except UnicodeEncodeError:
             ctypes.memset(buf, 0, n + 1)
-            return InvalidError("Secrets: name %r is not UTF-8" % name)
+            return InvalidError("Secrets: a name is not UTF-8")
         rc = _lib.sbx_secrets_add(self._h, bname, buf, n)
         ctypes.memset(buf, 0, n + 1)
         buf = None

@@ -94,13 +94,16 @@ def test_error_classes_carry_each_c_code():
     assert issubclass(sandboxio.TimeoutError, TimeoutError)
 
 
-def _texts_of(exc):
+def _texts_of(exc, with_locals=True):
     """Every text a user may see of an exception: str, repr, args, and its
-    traceback formatted with and without the frames' locals."""
+    traceback formatted without and (unless with_locals is false) with the
+    frames' locals."""
     out = [str(exc), repr(exc), repr(exc.args)]
     out.append("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
-    te = traceback.TracebackException(type(exc), exc, exc.__traceback__, capture_locals=True)
-    out.append("".join(te.format()))
+    if with_locals:
+        te = traceback.TracebackException(type(exc), exc, exc.__traceback__,
+                                          capture_locals=True)
+        out.append("".join(te.format()))
     return out
 
 
@@ -151,6 +154,25 @@ def test_secret_not_in_traceback_locals_of_the_package():
                 assert SECRET not in v
     else:
         pytest.fail("a bad name was accepted")
+
+
+@pytest.mark.parametrize("field,value", [
+    ("allow_hosts", [SECRET + "*.x"]), ("allow_cidrs", [SECRET]), ("lifetime", SECRET),
+    ("memory", SECRET), ("image", SECRET + " x"), ("tenant", SECRET + "!"),
+    ("workdir", SECRET), ("min_tier", SECRET), ("allow_hosts", [(SECRET, 1, 2)]),
+    ("env", {SECRET + "=": "x"}), ("env", {"A": SECRET + "\0"}), ("image", 12345678),
+])
+def test_a_refused_value_that_is_a_live_secret_is_never_quoted(field, value):
+    """The library redacts every live secret from its messages about the
+    caller's own arguments; the package's own messages quote no value.
+    (Policy values are plain: the frames' locals hold what the caller
+    passed, so the traceback is checked without them.)"""
+    s = sandboxio.Secrets({"API_TOKEN": SECRET})
+    with pytest.raises(sandboxio.SandboxError) as ei:
+        sandboxio.Policy(**{field: value})
+    for t in _texts_of(ei.value, with_locals=False):
+        assert SECRET not in t
+    s.close()
 
 
 def test_duplicate_secret_name_refused_without_value():
