@@ -328,3 +328,36 @@ def test_run_options_layout_matches_the_library():
     b = _lib.sbx_backend_options()
     assert _lib.sbx_backend_options_init(ctypes.byref(b), _lib.BACKEND_OPTIONS_VERSION) == 0
     assert _lib.sbx_run_options_init(ctypes.byref(o), 99) == -8
+
+
+def test_struct_layouts_match_the_headers(tmp_path):
+    """The ctypes structs are written by hand from include/sandboxio/*.h:
+    every field's offset and every struct's size must be the C compiler's."""
+    import shutil
+    import subprocess
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.fail("no C compiler to check the layouts with")
+    tree = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+    structs = {"sbx_error": _lib.sbx_error, "sbx_backend_options": _lib.sbx_backend_options,
+               "sbx_run_options": _lib.sbx_run_options, "sbx_result": _lib.sbx_result,
+               "sbx_sandbox_info": _lib.sbx_sandbox_info, "sbx_reap_info": _lib.sbx_reap_info,
+               "sbx_reap_options": _lib.sbx_reap_options}
+    lines = ["#include <stdio.h>", "#include <stddef.h>", "#include <sandboxio.h>",
+             "int main(void) {"]
+    for name, st in structs.items():
+        lines.append('printf("%s %%zu\\n", sizeof(%s));' % (name, name))
+        for f, _ in st._fields_:
+            lines.append('printf("%s.%s %%zu\\n", offsetof(%s, %s));' % (name, f, name, f))
+    lines.append("return 0; }")
+    src = tmp_path / "layout.c"
+    src.write_text("\n".join(lines) + "\n")
+    exe = tmp_path / "layout"
+    subprocess.run([cc, "-I", os.path.join(tree, "include"), "-o", str(exe), str(src)],
+                   check=True)
+    got = dict(line.split() for line in subprocess.run(
+        [str(exe)], check=True, capture_output=True, text=True).stdout.splitlines())
+    for name, st in structs.items():
+        assert int(got[name]) == ctypes.sizeof(st), name
+        for f, _ in st._fields_:
+            assert int(got["%s.%s" % (name, f)]) == getattr(st, f).offset, (name, f)
