@@ -157,8 +157,8 @@ static json_t *tools_list(void)
 			       "mode", mode),
 		     "path", "content"),
 		tool("read_file", "Read a file",
-		     "Reads a file from the sandbox and returns its content as text (bytes that "
-		     "are not UTF-8 are replaced).",
+		     "Reads a file from the sandbox: a PNG, JPEG or GIF image comes back as an "
+		     "image, anything else as text (bytes that are not UTF-8 are replaced).",
 		     json_pack("{s:o}", "path", prop("string", "Absolute path of the file.")),
 		     "path", NULL),
 		tool("list_files", "List files",

@@ -26,6 +26,7 @@
 
 #include "cli/cli.h"
 #include "cli/mcp.h"
+#include "util/base64.h"
 #include "util/json-text.h"
 
 struct session {
@@ -157,15 +158,43 @@ static json_t *do_run(struct session *ss, const struct mcp_call *c)
 	return res;
 }
 
+/* The MIME type of an image by its first bytes (PNG, JPEG, GIF), or NULL. */
+static const char *image_type(const unsigned char *d, size_t n)
+{
+	if (n >= 8 && memcmp(d, "\x89PNG\r\n\x1a\n", 8) == 0)
+		return "image/png";
+	if (n >= 3 && d[0] == 0xff && d[1] == 0xd8 && d[2] == 0xff)
+		return "image/jpeg";
+	if (n >= 6 && (memcmp(d, "GIF87a", 6) == 0 || memcmp(d, "GIF89a", 6) == 0))
+		return "image/gif";
+	return NULL;
+}
+
+/* An image a run wrote comes back as MCP image content, anything else as text. */
 static json_t *do_read(struct session *ss, const struct mcp_call *c)
 {
 	void *data = NULL;
+	const char *mime;
 	size_t len = 0;
+	char *b64;
 	json_t *res;
 
 	if (sbx_sandbox_read_file(&data, &len, ss->s, c->path, 0) < 0)
 		return lib_error(c->path);
-	res = json_pack("{s:[o], s:b}", "content", text_item("", data, len), "isError", 0);
+	mime = image_type(data, len);
+	if (!mime) {
+		res = json_pack("{s:[o], s:b}", "content", text_item("", data, len), "isError", 0);
+		sbx_free(data);
+		return res;
+	}
+	b64 = malloc(sbx__base64_encoded_len(len) + 1);
+	res = NULL;
+	if (b64) {
+		sbx__base64_encode(b64, data, len);
+		res = json_pack("{s:[{s:s, s:s, s:s}], s:b}", "content", "type", "image", "data",
+				b64, "mimeType", mime, "isError", 0);
+		free(b64);
+	}
 	sbx_free(data);
 	return res;
 }

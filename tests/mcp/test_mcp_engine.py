@@ -115,3 +115,20 @@ def test_without_lifetime_the_sandbox_outlives_one_run():
     [info] = sandboxio.list_sandboxes(tenant=t)
     assert info["deadline"] - info["created"] >= 900
     assert s.close()[0] == 0
+
+
+def test_an_image_a_run_wrote_comes_back_as_image_content():
+    import base64
+    t = tenant()
+    s = Server("--tenant", t)
+    s.initialize()
+    code = ("import base64\n"
+            "png = base64.b64decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4"
+            "2mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==')\n"
+            "open('/workspace/plot.png', 'wb').write(png)\n")
+    assert s.call("run_code", {"code": code})["result"]["isError"] is False
+    r = s.call("read_file", {"path": "/workspace/plot.png"})["result"]
+    item = r["content"][0]
+    assert item["type"] == "image" and item["mimeType"] == "image/png"
+    assert base64.b64decode(item["data"]).startswith(b"\x89PNG\r\n\x1a\n")
+    assert s.close()[0] == 0
