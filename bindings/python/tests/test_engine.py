@@ -24,6 +24,20 @@ PKG = os.path.normpath(os.path.join(HERE, ".."))
 STARTED_THEN_WAIT = ["sh", "-c", "echo started; exec sleep 3000"]
 
 
+HANG_GUARD_S = 600
+
+
+async def first_of(event, task):
+    """Waits until event is set or task ends (when the run failed to start,
+    the test then fails on the task's result instead of hanging)."""
+    ev = asyncio.ensure_future(event.wait())
+    await asyncio.wait({ev, task}, return_when=asyncio.FIRST_COMPLETED)
+    if not event.is_set():
+        ev.cancel()
+        await task  # raises what ended it
+        pytest.fail("the run ended before it started")
+
+
 def live_ids():
     return {s["id"] for s in sandboxio.list_sandboxes()}
 
@@ -120,7 +134,7 @@ def test_asyncio_cancellation_ends_the_run_and_the_sandbox():
         async with sandboxio.AsyncSandbox() as sb:
             sid = sb.id
             task = asyncio.create_task(sb.run(STARTED_THEN_WAIT, on_output=cb))
-            await started.wait()
+            await first_of(started, task)
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
@@ -154,7 +168,7 @@ def test_asyncio_cancelling_the_whole_block_removes_the_sandbox():
                 await sb.run(STARTED_THEN_WAIT, on_output=cb)
 
         task = asyncio.create_task(body())
-        await started.wait()
+        await first_of(started, task)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -211,7 +225,10 @@ def test_threads_run_sandboxes_in_parallel():
                 order.append("a")
 
         def b():
-            a_started.wait()
+            if not a_started.wait(HANG_GUARD_S):  # a hang guard only
+                order.append("a never started")
+                sa.kill()
+                return
             r = sb.run(["echo", "b"])
             order.append("b" if r.stdout == b"b\n" else "b-wrong")
             b_done.set()
