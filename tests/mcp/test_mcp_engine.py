@@ -2,7 +2,6 @@
 sandboxio/python:3.11): tool calls, files, and the session's sandbox
 removed at EOF and on SIGTERM."""
 
-import os
 import re
 import subprocess
 import uuid

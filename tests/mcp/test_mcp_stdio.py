@@ -1,8 +1,6 @@
 """`sandboxio mcp` over stdio, with no engine: the server is given a
 socket path that does not exist, which it only reaches on a tool call."""
 
-import json
-import os
 
 import pytest
 

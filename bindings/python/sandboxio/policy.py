@@ -21,11 +21,10 @@ Fields (keyword arguments, also readable as attributes):
                                   text, or (name, port) pairs
 """
 
-import ctypes
 
 from . import _lib
 from .errors import InvalidError
-from .secrets import Secrets, refuse_secret
+from .secrets import refuse_secret
 
 FIELDS = ("image", "tenant", "workdir", "env", "create_timeout", "run_timeout",
           "run_code_timeout", "lifetime", "cpu_milli", "cpus", "memory", "disk", "output",

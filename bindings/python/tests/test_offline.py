@@ -3,7 +3,6 @@ what the bindings do around a blocking C call (against a socket server of
 the test's own, never the host's dockerd)."""
 
 import ctypes
-import io
 import logging
 import os
 import signal
