@@ -121,7 +121,9 @@ static const char usage_mcp[] =
 	"  --timeout S          each run's deadline (a tool call may only narrow it);\n"
 	"                       default 300 s\n"
 	"  --lifetime S         the session sandbox's whole life; default 300 s, or the\n"
-	"                       run deadline when that is longer\n";
+	"                       run deadline when that is longer\n"
+	"Secrets (below) go to every run of the session, as for run; the client sees\n"
+	"<redacted> where output or a file read holds one.\n";
 
 static const char usage_run[] =
 	"usage: sandboxio run [OPTIONS] [--] COMMAND [ARG...]\n"
@@ -322,6 +324,7 @@ void cli_usage(enum cli_cmd cmd, int to_stderr)
 		break;
 	case CMD_MCP:
 		fputs(usage_mcp, f);
+		fputs(usage_secret_opts, f);
 		fputs(usage_sandbox_opts, f);
 		break;
 	case CMD_NONE:

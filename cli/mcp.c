@@ -6,7 +6,8 @@
  * diagnostics go to stderr). cli/mcp-rpc.c parses and checks each message;
  * this file owns the session: one sandbox, created on the first tool call
  * under the policy of the command line merged with the operator config
- * (the same options and config as `create`), and removed when stdin ends,
+ * (the same options and config as `create`, and `run`'s --secret, given to
+ * every run and redacted from what comes back), and removed when stdin ends,
  * on SIGINT, SIGTERM or SIGHUP, and on any other way out of the loop. The
  * policy is fixed before the first message is read: the tools take no
  * argument that reaches it, and a run's timeout can only narrow the run
@@ -138,6 +139,7 @@ static json_t *do_run(struct session *ss, const struct mcp_call *c)
 	int rc;
 
 	ro.timeout_ms = c->timeout_ms;
+	ro.secrets = ss->o->secrets; /* --secret: every run's, redacted from what comes back */
 	ro.raw_output = ss->o->no_redact;
 	if (cli_watch_start(ss->s) < 0)
 		return mcp_text_result("cannot watch for signals", 1);

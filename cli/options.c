@@ -135,7 +135,7 @@ static unsigned int mask_for(enum cli_cmd cmd)
 	case CMD_CONFIG:
 		return M_SANDBOX | BIT(O_EFFECTIVE);
 	case CMD_MCP:
-		return M_SANDBOX;
+		return M_SANDBOX | M_RUN;
 	case CMD_HELP:
 		return BIT(O_HELP);
 	case CMD_NONE:

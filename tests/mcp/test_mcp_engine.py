@@ -131,3 +131,25 @@ def test_an_image_a_run_wrote_comes_back_as_image_content():
     assert item["type"] == "image" and item["mimeType"] == "image/png"
     assert base64.b64decode(item["data"]).startswith(b"\x89PNG\r\n\x1a\n")
     assert s.close()[0] == 0
+
+
+def test_a_secret_reaches_the_runs_and_never_the_client():
+    t = tenant()
+    value = "mcp-secret-" + uuid.uuid4().hex
+    s = Server("--tenant", t, "--secret", "API_TOKEN", env={"API_TOKEN": value})
+    s.initialize()
+    # the run has the value (its length, and its hash, match), the client
+    # sees it redacted
+    import hashlib
+    r = s.call("run_command", {"command": "echo ${#API_TOKEN}; printf %s \"$API_TOKEN\" | "
+                               "sha256sum; echo $API_TOKEN"})["result"]
+    out = r["structuredContent"]["stdout"].splitlines()
+    assert out[0] == str(len(value))
+    assert out[1].split()[0] == hashlib.sha256(value.encode()).hexdigest()
+    assert out[2] == "<redacted>"
+    assert value not in r["structuredContent"]["stdout"]
+    s.call("run_command", {"command": "echo $API_TOKEN > /workspace/t"})
+    r = s.call("read_file", {"path": "/workspace/t"})["result"]
+    assert value not in r["content"][0]["text"]
+    rc, err = s.close()
+    assert rc == 0 and value not in err

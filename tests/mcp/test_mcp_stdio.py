@@ -126,3 +126,18 @@ def test_help_names_the_tools():
     import subprocess
     out = subprocess.run([CLI, "mcp", "--help"], capture_output=True, check=True).stdout
     assert b"run_code" in out and b"--lifetime" in out
+
+
+def test_a_secret_option_is_read_and_never_printed():
+    value = "mcp-secret-value-0123"
+    s = Server("--secret", "API_TOKEN", global_args=("--socket", NOSOCK),
+               env={"API_TOKEN": value})
+    s.initialize()
+    r = s.call("run_code", {"code": "x"})["result"]  # the daemon is down: a tool error
+    assert r["isError"] is True
+    rc, err = s.close()
+    assert rc == 0 and value not in err
+    s = Server("--secret", "NOT_SET_ANYWHERE_42", global_args=("--socket", NOSOCK),
+               env={"NOT_SET_ANYWHERE_42": ""})
+    rc, err = s.close()
+    assert rc == 125 and "NOT_SET_ANYWHERE_42" in err
