@@ -41,7 +41,12 @@ def _find():
 
 
 PATH, FROM_TREE = _find()
-lib = ctypes.CDLL(PATH)
+try:
+    lib = ctypes.CDLL(PATH)
+except OSError as e:
+    raise ImportError("sandboxio: cannot load the C library %s (%s); build it with `make` "
+                      "in the source tree, install it with `make install`, or name it with "
+                      "$SANDBOXIO_LIBRARY" % (PATH, e)) from None
 
 # The sbx-init of the tree, for a library loaded from the tree (the
 # installed library knows its own).

@@ -27,6 +27,18 @@ def test_library_is_the_trees():
     assert sandboxio.__version__ == "0.1.0"
 
 
+def test_a_missing_library_is_an_import_error_naming_it(tmp_path):
+    import subprocess
+    import sys
+    missing = str(tmp_path / "libsandboxio.so.0")
+    pkg = os.path.normpath(os.path.join(os.path.dirname(__file__), ".."))
+    p = subprocess.run([sys.executable, "-c", "import sandboxio"], capture_output=True,
+                       text=True, env=dict(os.environ, SANDBOXIO_LIBRARY=missing,
+                                           PYTHONPATH=pkg))
+    assert p.returncode != 0
+    assert "ImportError" in p.stderr and missing in p.stderr and "SANDBOXIO_LIBRARY" in p.stderr
+
+
 def test_policy_defaults_are_the_c_defaults():
     p = sandboxio.Policy()
     assert p.memory == 512 << 20 and p.cpu_milli == 1000 and p.pids == 256
