@@ -112,7 +112,7 @@ def test_without_lifetime_the_sandbox_outlives_one_run():
     s.initialize()
     s.call("run_command", {"argv": ["true"]})
     [info] = sandboxio.list_sandboxes(tenant=t)
-    assert info["deadline"] - info["created"] >= 900
+    assert info["deadline"] - info["created"] >= 899  # whole seconds, rounded either way
     assert s.close()[0] == 0
 
 

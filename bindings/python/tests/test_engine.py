@@ -77,7 +77,7 @@ def test_run_timeout_status_and_limits_hit():
     with sandboxio.Sandbox(run_timeout=2) as sb:
         r = sb.run(["sleep", "3000"])
         assert r.status == "timeout" and "timeout" in r.limits_hit
-        with pytest.raises(sandboxio.InvalidError):
+        with pytest.raises(sandboxio.SandboxError):
             sb.run(["true"], timeout=10)  # a run can only narrow the policy's deadline
 
 
