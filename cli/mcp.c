@@ -304,6 +304,8 @@ static int serve(struct session *ss)
 		else if (mcp_handle(&st, line, len, &reply) < 0)
 			reply = NULL;
 		if (reply && write_reply(reply) < 0) {
+			if (cli_signal_pending())
+				break; /* a signal ends the session, also mid-write */
 			fprintf(stderr, "sandboxio mcp: cannot write to stdout: %s\n",
 				strerror(errno));
 			rc = CLI_EXIT_FAIL;
