@@ -199,6 +199,7 @@ check-sizes:
 	scripts/check-sizes.sh
 
 check: headertest format-check check-layers check-returns check-sizes
+	$(MAKE) pkg-check
 	$(MAKE) test
 	$(MAKE) python-test
 	$(MAKE) abi-check
@@ -280,22 +281,52 @@ fuzz-smoke-%: build/fuzz/fuzz_%
 		>build/fuzz/$*.log 2>&1 || { tail -40 build/fuzz/$*.log; exit 1; }; \
 	grep -h '^Done' build/fuzz/$*.log
 
+# The one version source is include/sandboxio/common.h: the .so's name, the
+# .pc file, the man pages and the Debian packages take it from there.
+VERSION := $(shell sed -n 's/^\#define SBX_VERSION_STRING "\(.*\)"/\1/p' include/sandboxio/common.h)
+SOMAJOR := 0
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+
+# sandboxio.pc is written for the PREFIX of this install; its private
+# libraries are the ones the library links (LIBS), named directly rather
+# than as Requires.private, so that `pkg-config --static` links
+# libsandboxio.a against the shared curl, jansson, libnl, nftables and
+# protobuf-c (Debian ships no static libraries of curl's own dependencies).
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/sandboxio $(DESTDIR)$(LIBEXECDIR)
-	install -m 0755 $(B)/sandboxio $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 $(B)/libsandboxio.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 0755 $(B)/libsandboxio.so $(DESTDIR)$(PREFIX)/lib/libsandboxio.so.0
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/sandboxio \
+		$(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0755 $(B)/sandboxio $(DESTDIR)$(BINDIR)/
+	install -m 0644 $(B)/libsandboxio.a $(DESTDIR)$(LIBDIR)/
+	install -m 0644 $(B)/libsandboxio.so $(DESTDIR)$(LIBDIR)/libsandboxio.so.$(VERSION)
+	ln -sf libsandboxio.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libsandboxio.so.$(SOMAJOR)
+	ln -sf libsandboxio.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libsandboxio.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS_PRIVATE@|$(strip $(LIBS))|' \
+		packaging/sandboxio.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/sandboxio.pc
+	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/sandboxio.pc
 	install -m 0755 build/sbx-init $(DESTDIR)$(LIBEXECDIR)/sbx-init
 	install -m 0644 build/sbx-resolv.conf $(DESTDIR)$(LIBEXECDIR)/sbx-resolv.conf
 	install -m 0755 scripts/mkimage.sh $(DESTDIR)$(LIBEXECDIR)/mkimage.sh
-	install -m 0644 include/sandboxio.h $(DESTDIR)$(PREFIX)/include/
-	install -m 0644 include/sandboxio/*.h $(DESTDIR)$(PREFIX)/include/sandboxio/
+	install -m 0644 include/sandboxio.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 0644 include/sandboxio/*.h $(DESTDIR)$(INCLUDEDIR)/sandboxio/
 	install -d $(DESTDIR)$(PY_SITE)/sandboxio
 	install -m 0644 bindings/python/sandboxio/*.py $(DESTDIR)$(PY_SITE)/sandboxio/
+
+# The installed library, header and .pc file, used as a C program would:
+# install into a scratch prefix, compile the README's example with
+# pkg-config (shared and static) and run it against a missing socket.
+pkg-check: all
+	tests/pkg/test_pkgconfig.sh
 
 clean:
 	rm -rf build
 
 .PHONY: all unit contract test headertest format format-check abi-check check bench fuzz fuzz-smoke \
-	install clean fresh-check check-layers check-returns check-sizes python-test
+	install pkg-check clean fresh-check check-layers check-returns check-sizes python-test
 -include $(shell find build -name '*.d' 2>/dev/null)
