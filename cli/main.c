@@ -22,6 +22,7 @@
 static const char usage_main[] =
 	"usage: sandboxio [--json] [--backend NAME] [--socket PATH] [--hosts-file FILE]\n"
 	"                 [--config PATH] [--audit-log PATH] COMMAND ...\n"
+	"       sandboxio --version\n"
 	"\n"
 	"Runs untrusted code in sandboxes that are secure by default: no network,\n"
 	"no capabilities, a read-only root, capped CPU, memory, processes, disk, open\n"
@@ -63,6 +64,18 @@ static const char usage_main[] =
 	"engine failed; 128+N when sandboxio got signal N (the sandbox is removed).\n"
 	"'sandboxio COMMAND --help' describes each command.\n";
 
+/* The global options, which every command also takes after its name. */
+static const char usage_common_opts[] =
+	"  --json               print JSON on stdout instead of text\n"
+	"  --socket PATH        docker socket (default $DOCKER_HOST, /var/run/docker.sock)\n"
+	"  --backend NAME       docker (the default), e2b or modal (default\n"
+	"                       $SANDBOXIO_BACKEND)\n"
+	"  --hosts-file FILE    resolve --allow-host names from this hosts(5) file only\n"
+	"                       (default $SANDBOXIO_HOSTS_FILE, else the host's resolver)\n"
+	"  --config PATH        a config that may only narrow the system config\n"
+	"                       /etc/sandboxio/config.json (default $SANDBOXIO_CONFIG)\n"
+	"  --audit-log PATH     append audit events (JSON Lines) to PATH, created 0600\n";
+
 static const char usage_sandbox_opts[] =
 	"  --image REF          image (default " CLI_DEFAULT_IMAGE ")\n"
 	"  --create-timeout S   deadline of the creation itself\n"
@@ -82,14 +95,10 @@ static const char usage_sandbox_opts[] =
 	"                       and protocol without one (repeatable; see Network below)\n"
 	"  --allow-cidr CIDR[:PORT]\n"
 	"                       the same for an IPv4 or IPv6 prefix or one address\n"
-	"                       (198.51.100.0/24:443, [2001:db8::1]:443, 2001:db8::/32)\n"
-	"  --json               print one JSON object on stdout\n"
-	"  --socket PATH        docker socket (default $DOCKER_HOST, /var/run/docker.sock)\n"
-	"  --hosts-file FILE    resolve --allow-host names from this hosts(5) file only\n"
-	"                       (default $SANDBOXIO_HOSTS_FILE, else the host's resolver)\n"
-	"  --config PATH        a config that may only narrow the system config\n"
-	"                       /etc/sandboxio/config.json (default $SANDBOXIO_CONFIG)\n"
-	"  --audit-log PATH     append audit events (JSON Lines) to PATH, created 0600\n"
+	"                       (198.51.100.0/24:443, [2001:db8::1]:443, 2001:db8::/32)\n";
+
+/* After the sandbox options, and the global ones. */
+static const char usage_sandbox_notes[] =
 	"Durations are seconds (300, 1.5, 90s, 5m, 2h); sizes take k, m, g, t.\n"
 	"The defaults above are the built-in ones; an operator config may set others,\n"
 	"and bounds every option: a value above its ceiling is refused (exit 125),\n"
@@ -198,10 +207,7 @@ static const char usage_exec[] =
 	"  --timeout S          the run's deadline, at most the sandbox's run deadline\n"
 	"  --env NAME=VALUE     extra environment for this run (repeatable)\n"
 	"  --workdir DIR        working directory of this run\n"
-	"  --stdin FILE|-       feed the program's standard input from FILE or ours\n"
-	"  --json               print one JSON object on stdout\n"
-	"  --socket PATH        docker socket\n"
-	"  --audit-log PATH     append audit events (JSON Lines) to PATH, created 0600\n";
+	"  --stdin FILE|-       feed the program's standard input from FILE or ours\n";
 
 static const char usage_rm[] = "usage: sandboxio rm [--json] [--socket PATH] ID [ID...]\n"
 			       "\n"
@@ -257,7 +263,10 @@ static const char usage_config[] =
 	"sandbox's, --create-timeout the creation's. A value above a ceiling is refused\n"
 	"(exit 125) as a create would refuse it. Nothing is created.\n"
 	"\n"
-	"options: --timeout S, --lifetime S and the sandbox options of 'sandboxio run'.\n";
+	"options:\n"
+	"  --effective          print what applies (required)\n"
+	"  --timeout S          the runs' deadline\n"
+	"  --lifetime S         the sandbox's whole life\n";
 
 static const char usage_doctor[] =
 	"usage: sandboxio doctor [--json] [--socket PATH]\n"
@@ -290,19 +299,32 @@ void cli_usage(enum cli_cmd cmd, int to_stderr)
 		fputs(usage_run, f);
 		fputs(usage_secret_opts, f);
 		fputs(usage_sandbox_opts, f);
+		fputs(usage_common_opts, f);
+		fputs(usage_sandbox_notes, f);
 		break;
 	case CMD_RUN_CODE:
 		fputs(usage_run_code, f);
 		fputs(usage_secret_opts, f);
 		fputs(usage_sandbox_opts, f);
+		fputs(usage_common_opts, f);
+		fputs(usage_sandbox_notes, f);
 		break;
 	case CMD_CREATE:
 		fputs(usage_create, f);
 		fputs(usage_sandbox_opts, f);
+		fputs(usage_common_opts, f);
+		fputs(usage_sandbox_notes, f);
+		break;
+	case CMD_CONFIG:
+		fputs(usage_config, f);
+		fputs(usage_sandbox_opts, f);
+		fputs(usage_common_opts, f);
+		fputs(usage_sandbox_notes, f);
 		break;
 	case CMD_EXEC:
 		fputs(usage_exec, f);
 		fputs(usage_secret_opts, f);
+		fputs(usage_common_opts, f);
 		break;
 	case CMD_RM:
 		fputs(usage_rm, f);
@@ -312,6 +334,7 @@ void cli_usage(enum cli_cmd cmd, int to_stderr)
 		break;
 	case CMD_REAP:
 		fputs(usage_reap, f);
+		fputs(usage_common_opts, f);
 		break;
 	case CMD_IMAGE_BUILD:
 		fputs(usage_image, f);
@@ -319,19 +342,22 @@ void cli_usage(enum cli_cmd cmd, int to_stderr)
 	case CMD_DOCTOR:
 		fputs(usage_doctor, f);
 		break;
-	case CMD_CONFIG:
-		fputs(usage_config, f);
-		break;
 	case CMD_MCP:
 		fputs(usage_mcp, f);
 		fputs(usage_secret_opts, f);
 		fputs(usage_sandbox_opts, f);
+		fputs(usage_common_opts, f);
 		break;
 	case CMD_NONE:
 	case CMD_VERSION:
 	case CMD_HELP:
 		fputs(usage_main, f);
 		break;
+	}
+	/* The commands without options of their own: the global ones. */
+	if (cmd == CMD_RM || cmd == CMD_LS || cmd == CMD_IMAGE_BUILD || cmd == CMD_DOCTOR) {
+		fputs("\noptions:\n", f);
+		fputs(usage_common_opts, f);
 	}
 	fflush(f);
 }
