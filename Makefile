@@ -293,14 +293,23 @@ MANDIR ?= $(PREFIX)/share/man
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
+# The man pages: sandboxio(1) from the command's own --help texts,
+# sandboxio-config(5) and libsandboxio(3) from packaging/man/ (scripts/mkman.sh).
+MAN_PAGES := build/man/sandboxio.1 build/man/sandboxio-config.5 build/man/libsandboxio.3
+man: build/man/.stamp
+build/man/.stamp: $(B)/sandboxio scripts/mkman.sh $(wildcard packaging/man/*)
+	scripts/mkman.sh $(B)/sandboxio $(VERSION) build/man
+	@touch $@
+
 # sandboxio.pc is written for the PREFIX of this install; its private
 # libraries are the ones the library links (LIBS), named directly rather
 # than as Requires.private, so that `pkg-config --static` links
 # libsandboxio.a against the shared curl, jansson, libnl, nftables and
 # protobuf-c (Debian ships no static libraries of curl's own dependencies).
-install: all
+install: all build/man/.stamp
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/sandboxio \
-		$(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(PKGCONFIGDIR)
+		$(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
 	install -m 0755 $(B)/sandboxio $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(B)/libsandboxio.a $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(B)/libsandboxio.so $(DESTDIR)$(LIBDIR)/libsandboxio.so.$(VERSION)
@@ -315,18 +324,23 @@ install: all
 	install -m 0755 scripts/mkimage.sh $(DESTDIR)$(LIBEXECDIR)/mkimage.sh
 	install -m 0644 include/sandboxio.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 0644 include/sandboxio/*.h $(DESTDIR)$(INCLUDEDIR)/sandboxio/
+	install -m 0644 build/man/sandboxio.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 build/man/libsandboxio.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 0644 build/man/sandboxio-config.5 $(DESTDIR)$(MANDIR)/man5/
 	install -d $(DESTDIR)$(PY_SITE)/sandboxio
 	install -m 0644 bindings/python/sandboxio/*.py $(DESTDIR)$(PY_SITE)/sandboxio/
 
 # The installed library, header and .pc file, used as a C program would:
 # install into a scratch prefix, compile the README's example with
-# pkg-config (shared and static) and run it against a missing socket.
-pkg-check: all
+# pkg-config (shared and static) and run it against a missing socket. The
+# man pages against --help and the options each command accepts.
+pkg-check: all build/man/.stamp
 	tests/pkg/test_pkgconfig.sh
+	tests/pkg/test_man.sh $(B)/sandboxio build/man
 
 clean:
 	rm -rf build
 
 .PHONY: all unit contract test headertest format format-check abi-check check bench fuzz fuzz-smoke \
-	install pkg-check clean fresh-check check-layers check-returns check-sizes python-test
+	install pkg-check man clean fresh-check check-layers check-returns check-sizes python-test
 -include $(shell find build -name '*.d' 2>/dev/null)
