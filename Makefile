@@ -9,7 +9,11 @@
 #                   FUZZ_TIME seconds each); make fuzz-smoke, a short
 #                   deterministic run of each, is part of check
 #   make format     clang-format in place
-#   make install    PREFIX=/usr/local
+#   make install    PREFIX=/usr/local (DESTDIR, LIBDIR, MANDIR, UNITDIR...)
+#   make pkg-check  the installed library with pkg-config, the man pages
+#                   against --help, the systemd units (part of check)
+#   make deb        Debian packages into build/deb/ (debhelper, lintian)
+#   make deb-check  installs them in a fresh Debian 12 (as root; mmdebstrap)
 #   make fresh-check  scripts/test.sh in a fresh minimal Debian 12 (mmdebstrap,
 #                   as root, against this host's dockerd)
 
@@ -300,16 +304,20 @@ man: build/man/.stamp
 build/man/.stamp: $(B)/sandboxio scripts/mkman.sh $(wildcard packaging/man/*)
 	scripts/mkman.sh $(B)/sandboxio $(VERSION) build/man
 	@touch $@
+# The bash completion, from the same help texts (scripts/mkcompletion.sh).
+build/sandboxio.bash: $(B)/sandboxio scripts/mkcompletion.sh
+	scripts/mkcompletion.sh $(B)/sandboxio $@
 
 # sandboxio.pc is written for the PREFIX of this install; its private
 # libraries are the ones the library links (LIBS), named directly rather
 # than as Requires.private, so that `pkg-config --static` links
 # libsandboxio.a against the shared curl, jansson, libnl, nftables and
 # protobuf-c (Debian ships no static libraries of curl's own dependencies).
-install: all build/man/.stamp
+install: all build/man/.stamp build/sandboxio.bash
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/sandboxio \
 		$(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 $(B)/sandboxio $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(B)/libsandboxio.a $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(B)/libsandboxio.so $(DESTDIR)$(LIBDIR)/libsandboxio.so.$(VERSION)
@@ -327,20 +335,36 @@ install: all build/man/.stamp
 	install -m 0644 build/man/sandboxio.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 build/man/libsandboxio.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 0644 build/man/sandboxio-config.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 build/sandboxio.bash $(DESTDIR)$(BASHCOMPDIR)/sandboxio
+	for u in sandboxio-serve.service sandboxio-reap.service sandboxio-reap.timer; do \
+		sed 's|/usr/bin/sandboxio|$(BINDIR)/sandboxio|' packaging/systemd/$$u \
+			>$(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
 	install -d $(DESTDIR)$(PY_SITE)/sandboxio
 	install -m 0644 bindings/python/sandboxio/*.py $(DESTDIR)$(PY_SITE)/sandboxio/
 
 # The installed library, header and .pc file, used as a C program would:
 # install into a scratch prefix, compile the README's example with
 # pkg-config (shared and static) and run it against a missing socket. The
-# man pages against --help and the options each command accepts.
+# man pages against --help and the options each command accepts; the
+# systemd units; the bash completion.
 pkg-check: all build/man/.stamp
 	tests/pkg/test_pkgconfig.sh
 	tests/pkg/test_man.sh $(B)/sandboxio build/man
+	tests/pkg/test_units.sh $(B)/sandboxio
+	tests/pkg/test_completion.sh $(B)/sandboxio
+
+# Debian packages (debhelper): sandboxio, libsandboxio0, libsandboxio-dev,
+# built from a copy of the tree under build/deb/, where they are left
+# (scripts/mkdeb.sh). deb-check installs them in a fresh Debian 12
+# (scripts/deb-check.sh; as root).
+deb:
+	scripts/mkdeb.sh
+deb-check:
+	scripts/deb-check.sh
 
 clean:
 	rm -rf build
 
 .PHONY: all unit contract test headertest format format-check abi-check check bench fuzz fuzz-smoke \
-	install pkg-check man clean fresh-check check-layers check-returns check-sizes python-test
+	install pkg-check man deb deb-check clean fresh-check check-layers check-returns check-sizes python-test
 -include $(shell find build -name '*.d' 2>/dev/null)
