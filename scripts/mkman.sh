@@ -140,8 +140,8 @@ conv() {
 			next
 		}
 		# "global options: ...", "exit status: ...": a paragraph of its own,
-		# led by its label
-		if ($0 ~ /^[a-z][a-z ]*: /) {
+		# led by its label, where a sentence has just ended
+		if ($0 ~ /^[a-z][a-z ]*: / && (para == "" || para ~ /[.)]$/)) {
 			flush()
 			t = $0
 			sub(/: .*/, "", t)

@@ -103,10 +103,18 @@ for c in top run run-code create exec rm ls reap image doctor config serve; do
 	*) set -- "$c" ;;
 	esac
 	while read -r o; do
-		out=$("$cli" "$@" "$o=x" --help 2>&1 </dev/null) || true
-		case $out in
-		*"unknown option"*) accepted=0 ;;
-		*) accepted=1 ;;
+		rc=0
+		out=$("$cli" "$@" "$o=x" --help 2>&1 </dev/null) || rc=$?
+		# accepted: the usage printed (exit 0), or a flag's "takes no value"
+		# (exit 125); refused: "unknown option" (exit 125); anything else
+		# (a crash, a sanitizer's report) fails
+		case $rc:$out in
+		125:*"unknown option $o"*) accepted=0 ;;
+		0:*usage:* | 125:*"option $o takes no value"*) accepted=1 ;;
+		*)
+			fail "'${*:-sandboxio} $o=x --help' exits $rc: $out"
+			continue
+			;;
 		esac
 		if grep -qx -- "$o" "$work/doc.$c"; then
 			[ "$accepted" = 1 ] || fail "'${*:-sandboxio}': --help documents $o, which it refuses: $out"
