@@ -155,6 +155,17 @@ inside sh -c 'dpkg -i /root/debs/*.deb' >"$work/install.log" 2>&1 || {
 	cat "$work/install.log" >&2
 	fail "dpkg -i of the packages"
 }
+# The list sees what the packages installed (so that the purge's check can
+# fail): every file of theirs is in it now.
+list >"$work/installed.txt"
+# (/lib is a link to usr/lib on a merged /usr, which find does not follow.)
+merged=cat
+[ ! -L "$rootfs/lib" ] || merged="sed s,^\./lib\(/\|\$\),./usr/lib\1,"
+for d in "$rootfs"/root/debs/*.deb; do dpkg-deb -c "$d"; done | awk '{ print $6 }' | sed 's|/$||' |
+	$merged | sort -u >"$work/shipped.txt"
+unseen=$(awk '{ print $3 }' "$work/installed.txt" | sort | comm -13 - "$work/shipped.txt")
+[ -z "$unseen" ] && ok "the file list sees all $(wc -l <"$work/shipped.txt") paths of the packages" ||
+	fail "the file list misses paths of the packages: $unseen"
 version=$(dpkg-deb -f "$(ls "$rootfs"/root/debs/sandboxio_*.deb)" Version)
 inside sandboxio version | grep -qx "sandboxio $version" && ok "sandboxio version $version" ||
 	fail "sandboxio version is not $version"
