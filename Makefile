@@ -366,4 +366,9 @@ clean:
 	rm -rf build
 
 .PHONY: all unit contract test headertest format format-check abi-check check bench fuzz fuzz-smoke \
-	install pkg-check man deb deb-check clean fresh-check check-layers check-returns check-sizes # Dependency files of this tree's builds only: not of the copies and root file # systems that deb, deb-check and fresh-check make under build/ (whose # folders, such as etc/dpkg/dpkg.cfg.d, end in .d too). -include $(shell find build \( -path build/deb -o -path build/deb-check -o -path build/fresh \) -prune \ -o -name '*.d' -type f -print 2>/dev/null) python-test
+	install pkg-check man deb deb-check clean fresh-check check-layers check-returns check-sizes python-test
+# Dependency files of this tree's builds only: not of the copies and root file
+# systems that deb, deb-check and fresh-check make under build/ (whose
+# folders, such as etc/dpkg/dpkg.cfg.d, end in .d too).
+-include $(shell find build \( -path build/deb -o -path build/deb-check -o -path build/fresh \) -prune \
+	-o -name '*.d' -type f -print 2>/dev/null)
