@@ -13,7 +13,8 @@
 set -eu
 cli=$1
 out=$2
-cmds="run run-code create exec rm ls reap image doctor config serve version help"
+cmds=$(sh "$(dirname "$0")/commands.sh" "$cli" | tr '\n' ' ')
+[ -n "$cmds" ] || exit 1
 
 # The options one help text documents (as test_man.sh reads them).
 documented() {

@@ -161,7 +161,7 @@ conv() {
 	printf '.SH NAME\nsandboxio \\- run untrusted code in sandboxes that are secure by default\n'
 	"$cli" --help | conv top
 	printf '.SH COMMANDS\n'
-	for c in run run-code create exec rm ls reap image doctor config serve; do
+	for c in $(sh "$(dirname "$0")/commands.sh" "$cli" | grep -v -x -e version -e help); do
 		name=$c
 		[ "$c" != image ] || name="image build"
 		printf '.SS %s\n' "$name"

@@ -35,7 +35,7 @@ documented() {
 		/^global options/ { print }' | grep -o -- '--[a-z][a-z0-9-]*' | sort -u | tr '\n' ' '
 }
 
-for c in run run-code create exec rm ls reap image doctor config serve; do
+for c in $(sh scripts/commands.sh "$cli" | grep -v -x -e version -e help); do
 	set -- "$c"
 	[ "$c" != image ] || set -- image build
 	want=$({
@@ -47,7 +47,7 @@ for c in run run-code create exec rm ls reap image doctor config serve; do
 		fail "'$*' completes '$got', its --help documents '$want'"
 done
 got=$(complete_words "")
-for c in run run-code create exec rm ls reap image doctor config serve version help; do
+for c in $(sh scripts/commands.sh "$cli"); do
 	case " $got " in *" $c "*) ;; *) fail "'sandboxio ' does not offer $c: $got" ;; esac
 done
 got=$(complete_words --socket /x re)

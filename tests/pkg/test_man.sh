@@ -62,7 +62,7 @@ section() {
 }
 
 # 2. --help and the page name the same options.
-for c in top run run-code create exec rm ls reap image doctor config serve; do
+for c in top $(sh scripts/commands.sh "$cli" | grep -v -x -e version -e help); do
 	case $c in
 	top) "$cli" --help ;;
 	*) "$cli" help "$c" ;;
@@ -92,7 +92,7 @@ documented() {
 }
 cat "$work"/man.* | sort -u | grep -vx -- '--help' >"$work/all"
 before=$fails
-for c in top run run-code create exec rm ls reap image doctor config serve; do
+for c in top $(sh scripts/commands.sh "$cli" | grep -v -x -e version -e help); do
 	case $c in
 	top) "$cli" --help ;;
 	*) "$cli" help "$c" ;;
