@@ -224,6 +224,12 @@ python-test: all
 fresh-check:
 	scripts/fresh-check.sh
 
+# The suite in a Debian 12 guest of its own, on cgroup v2 only (as root; KVM;
+# scripts/vm.sh says what it builds and caches under build/vm/).
+# VM_ARGS: --smoke, --v1, --tcg.
+check-vm:
+	scripts/vm.sh $(VM_ARGS)
+
 # Fuzzing (libFuzzer, clang): one target for every parser of bytes from
 # outside the process, tests/fuzz/fuzz_<name>.c (docs/fuzzing.md). The
 # library (and the server, server/, for its parsers) is compiled once more with
@@ -365,10 +371,12 @@ deb-check:
 clean:
 	rm -rf build
 
-.PHONY: all unit contract test headertest format format-check abi-check check bench fuzz fuzz-smoke \
-	install pkg-check man deb deb-check clean fresh-check check-layers check-returns check-sizes python-test
+.PHONY: all unit contract test headertest format format-check abi-check check check-vm bench fuzz \
+	fuzz-smoke install pkg-check man deb deb-check clean fresh-check check-layers check-returns \
+	check-sizes python-test
 # Dependency files of this tree's builds only: not of the copies and root file
-# systems that deb, deb-check and fresh-check make under build/ (whose
-# folders, such as etc/dpkg/dpkg.cfg.d, end in .d too).
--include $(shell find build \( -path build/deb -o -path build/deb-check -o -path build/fresh \) -prune \
-	-o -name '*.d' -type f -print 2>/dev/null)
+# systems that deb, deb-check, fresh-check and check-vm (the test guest's
+# files) make under build/ (whose folders, such as etc/dpkg/dpkg.cfg.d, end
+# in .d too).
+-include $(shell find build \( -path build/deb -o -path build/deb-check -o -path build/fresh \
+	-o -path build/vm \) -prune -o -name '*.d' -type f -print 2>/dev/null)
