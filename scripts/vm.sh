@@ -10,6 +10,10 @@
 #   --smoke    the cgroups unit tests and one contract test (test_docker_runs)
 #   --v1       the same guest booted with the v1 hierarchy only
 #   --tcg      allow software emulation when /dev/kvm is missing (slow)
+#   --prebuilt build the smoke job's binaries on the host, from the same
+#              copy of the tree, instead of in the guest (for --tcg, where
+#              compiling in the emulated guest takes most of the run); the
+#              tests still run in the guest, on its kernel and dockerd
 # Before anything else the guest asserts the hierarchy (`stat -fc %T
 # /sys/fs/cgroup` is cgroup2fs on v2) and that `docker info` reports the
 # same cgroup version and the systemd driver, so a run can never pass on
@@ -50,11 +54,13 @@ vmdir=$top/build/vm
 job=full
 hier=v2
 allow_tcg=""
+prebuilt=""
 for a in "$@"; do
 	case $a in
 	--smoke) job=smoke ;;
 	--v1) hier=v1 ;;
 	--tcg) allow_tcg=1 ;;
+	--prebuilt) prebuilt=1 ;;
 	-h | --help)
 		sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'
 		exit 0
@@ -92,6 +98,9 @@ setup_pkgs=$(sed -n '/^PKGS="/,/"$/p' scripts/setup.sh | sed 's/^PKGS="//; s/"$/
 [ -n "$setup_pkgs" ] || die "cannot read PKGS from scripts/setup.sh"
 guest_pkgs="$setup_pkgs nodejs npm linux-image-cloud-amd64 initramfs-tools systemd systemd-sysv dbus kmod"
 guest_pkgs=$(echo "$guest_pkgs" | tr ' ' '\n' | sed '/^$/d' | sort -u | tr '\n' ' ')
+
+# What the smoke job builds and runs (scripts/vm/run.sh builds the same).
+smoke_targets="all build/tests/unit/cgroups/test_cgroups build/tests/contract/test_docker_runs"
 
 hash() { sha256sum | cut -c1-16; }
 rootkey=$({
@@ -182,6 +191,11 @@ mkdir -p "$run/job/src"
 git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$run/job/src"
 (cd "$run/job/src" && git init -q && git add -A && git -c user.name=vm -c user.email=vm@localhost \
 	commit -qm vm) >/dev/null
+if [ -n "$prebuilt" ]; then
+	[ "$job" = smoke ] || die "--prebuilt is for --smoke only"
+	say "building the smoke job's binaries on the host (--prebuilt)"
+	make -C "$run/job/src" -j"$(nproc)" $smoke_targets
+fi
 if [ -n "$sdkdir" ]; then
 	cp -a "$sdkdir/node_modules" "$run/job/src/tests/sdk/node_modules"
 	cp -a "$sdkdir/.node" "$run/job/src/tests/sdk/.node"
