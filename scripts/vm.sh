@@ -185,7 +185,8 @@ fi
 t_deps=$(date +%s)
 
 # --- the job disk ----------------------------------------------------------
-run=$vmdir/run
+# One folder for each run, so that runs can go side by side.
+run=$vmdir/run/$tag
 rm -rf "$run"
 mkdir -p "$run/job/src"
 git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$run/job/src"
@@ -256,6 +257,7 @@ fi
 case $status in
 '' | *[!0-9]*) die "the guest wrote no exit status; see $console" ;;
 esac
-rm -f "$run/root.qcow2"
+# The logs are kept; the disks of a run are not (a failed run's stay for a look).
+[ "$status" -ne 0 ] || rm -rf "$run"
 say "guest job exit status $status"
 exit "$status"
