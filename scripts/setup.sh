@@ -15,7 +15,10 @@ cd "$(dirname "$0")/.."
 # the README's run under load; debhelper, dpkg-dev and lintian build and check
 # the Debian packages (make deb), groff-base and man-db render the man pages'
 # test, and systemd has systemd-analyze, which verifies the units (no daemon
-# is started). Node.js and npm (for the official SDKs) are
+# is started); apparmor has the apparmor_parser that dockerd loads its
+# docker-default profile with, without which it starts no container on a
+# kernel with AppArmor enabled (Debian's, by default); runsc is gVisor, the
+# gvisor tier's runtime. Node.js and npm (for the official SDKs) are
 # installed below only when missing, since a Node.js from elsewhere may
 # already provide npm.
 PKGS="build-essential pkg-config git ca-certificates clang-format clang libclang-rt-14-dev
@@ -24,7 +27,7 @@ libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler
 libnl-3-dev libnl-route-3-dev libnftables-dev libseccomp-dev libcap-dev
 docker.io mmdebstrap iproute2 nftables util-linux mount procps curl e2fsprogs
 python3 python3-docker python3-grpcio python3-protobuf python3-pytest
-hyperfine crun stress-ng runsc
+hyperfine crun stress-ng runsc apparmor
 debhelper dpkg-dev lintian groff-base man-db systemd"
 
 SUDO=""
