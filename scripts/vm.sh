@@ -43,6 +43,8 @@
 # so nothing in the guest can reach beyond it, and the tests' own traffic
 # stays on the guest's loopback and its canary namespaces.
 #
+# SBX_VM_APPEND adds kernel arguments to a run (such as apparmor=0).
+#
 # Hang guard: qemu is killed after SBX_VM_TIMEOUT seconds (default 3 hours
 # under KVM, 12 hours under --tcg) and the run fails.
 #
@@ -232,6 +234,8 @@ else
 	# first; the second makes it v1 only (name=systemd on v1 as well).
 	append="$append systemd.unified_cgroup_hierarchy=0 systemd.legacy_systemd_cgroup_controller=1"
 fi
+# More kernel arguments for a run, from the environment (SBX_VM_APPEND).
+append="$append ${SBX_VM_APPEND:-}"
 console=$vmdir/logs/$tag.console.log
 say "booting the guest ($job, $hier; console log $console; hang guard ${timeout_s} s)"
 t_boot=$(date +%s)
