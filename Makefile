@@ -167,6 +167,8 @@ contract: $(CANARY_BIN) $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/fakes/modal/test_double.sh
 	@echo "== tests/contract/run-remote.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/contract/run-remote.sh $(B)
+	@echo "== tests/contract/run-no-engine.sh"
+	@sh tests/contract/run-no-engine.sh $(B)
 
 test: all unit contract
 

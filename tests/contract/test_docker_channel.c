@@ -60,6 +60,8 @@ static int teardown(void **state)
 {
 	struct fx *f = *state;
 
+	if (!f) /* the group setup failed before it made the fixture */
+		return 0;
 	sbx_sandbox_detach(f->x);
 	sbx_sandbox_close(f->s);
 	sbx_policy_free(f->p);

@@ -44,6 +44,8 @@ static int teardown(void **state)
 {
 	struct fx *f = *state;
 
+	if (!f) /* the group setup failed before it made the fixture */
+		return 0;
 	sbx_policy_free(f->p);
 	sbx_backend_free(f->b);
 	free(f);
