@@ -19,8 +19,11 @@ for t in test_controls test_docker_audit test_docker_channel test_docker_default
 	test_docker_pool test_docker_runs test_docker_secrets; do
 	bin=$b/tests/contract/$t
 	[ -x "$bin" ] || { echo "run-no-engine.sh: $bin is not built" >&2; exit 2; }
+	# Where no socket exists, nothing answers anyway; a missing one is not
+	# made (it would be left in the host's /run).
+	# shellcheck disable=SC2016 # expanded by the inner shell
 	out=$(unshare -m sh -c \
-		'touch "$1" 2>/dev/null || :; mount --bind /dev/null "$1" && shift && exec "$@"' \
+		'[ ! -e "$1" ] || mount --bind /dev/null "$1" && shift && exec "$@"' \
 		sh "$sock" "$bin" 2>&1) && rc=0 || rc=$?
 	n=$((n + 1))
 	if [ "$rc" -eq 0 ]; then
