@@ -139,9 +139,11 @@ if [ ! -f "$root_img" ] || [ ! -f "$vmdir/vmlinuz-$rootkey" ] || [ ! -f "$vmdir/
 		ln -sf /dev/null "$tmp/etc/systemd/system/$u"
 	done
 	rm -rf "$tmp/var/cache/apt/archives/"*.deb "$tmp/var/lib/apt/lists/"*
-	kernel=$(ls "$tmp"/boot/vmlinuz-* | sort -V | tail -n 1)
-	initrd=$(ls "$tmp"/boot/initrd.img-* | sort -V | tail -n 1)
-	[ -f "$kernel" ] && [ -f "$initrd" ] || die "no kernel or initrd in the guest's /boot"
+	kernel=$(find "$tmp/boot" -name 'vmlinuz-*' | sort -V | tail -n 1)
+	initrd=$(find "$tmp/boot" -name 'initrd.img-*' | sort -V | tail -n 1)
+	if [ ! -f "$kernel" ] || [ ! -f "$initrd" ]; then
+		die "no kernel or initrd in the guest's /boot"
+	fi
 	cp "$kernel" "$vmdir/vmlinuz-$rootkey.tmp"
 	cp "$initrd" "$vmdir/initrd-$rootkey.tmp"
 	rm -f "$root_img.tmp"
@@ -155,7 +157,7 @@ fi
 t_root=$(date +%s)
 
 # --- the default image's root file system ---------------------------------
-imgkey=$(cat scripts/mkimage.sh | hash)
+imgkey=$(hash <scripts/mkimage.sh)
 image_tar=$vmdir/image-$imgkey.tar
 if [ ! -f "$image_tar" ]; then
 	say "building the default image's root file system (scripts/mkimage.sh)"
@@ -197,6 +199,7 @@ git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$
 if [ -n "$prebuilt" ]; then
 	[ "$job" = smoke ] || die "--prebuilt is for --smoke only"
 	say "building the smoke job's binaries on the host (--prebuilt)"
+	# shellcheck disable=SC2086 # a list of targets
 	make -C "$run/job/src" -j"$(nproc)" $smoke_targets
 fi
 if [ -n "$sdkdir" ]; then
@@ -220,6 +223,7 @@ command -v qemu-img >/dev/null 2>&1 || need="$need qemu-utils"
 if [ -n "$need" ]; then
 	say "installing$need"
 	apt-get update -qq
+	# shellcheck disable=SC2086 # a list of package names
 	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends $need
 fi
 
