@@ -205,6 +205,7 @@ check-sizes:
 	scripts/check-sizes.sh
 
 check: headertest format-check check-layers check-returns check-sizes
+	tests/scripts/test_docker_runtime.sh
 	$(MAKE) pkg-check
 	$(MAKE) test
 	$(MAKE) python-test
