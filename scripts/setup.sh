@@ -43,13 +43,30 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
 fi
 
+# gVisor's runsc as dockerd's runtime "runsc", for the gvisor tier, added
+# to /etc/docker/daemon.json beside whatever the operator has there (never
+# over it: a "runsc" of the operator's is left as it is). --network=none:
+# the tier's sandboxes have no network, and runsc needs to be told so when
+# the container's network namespace is dockerd's "none".
+changed=$($SUDO python3 scripts/docker-runtime.py /etc/docker/daemon.json runsc \
+	/usr/bin/runsc --network=none)
 sock=/var/run/docker.sock
+mark=/run/sandboxio-setup-dockerd.pid
+if curl -fsS --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1 && [ "$changed" = changed ]; then
+	# dockerd reads its runtimes again on SIGHUP. Only ours is told to.
+	if [ -s "$mark" ] && $SUDO kill -HUP "$(cat "$mark")" 2>/dev/null; then
+		echo "setup: dockerd (started by setup) reloaded /etc/docker/daemon.json"
+	else
+		echo "setup: registered runsc in /etc/docker/daemon.json; reload dockerd" \
+			"(systemctl reload docker, or kill -HUP its pid) for the gvisor tier" >&2
+	fi
+fi
 if ! curl -fsS --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1; then
 	echo "setup: starting dockerd"
 	if command -v systemctl >/dev/null 2>&1 && systemctl is-system-running >/dev/null 2>&1; then
 		$SUDO systemctl start docker
 	else
-		$SUDO sh -c 'nohup dockerd >/var/log/dockerd.log 2>&1 &'
+		$SUDO sh -c 'nohup dockerd >/var/log/dockerd.log 2>&1 & echo $! >'"$mark"
 	fi
 	i=0
 	until curl -fsS --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1; do
@@ -90,8 +107,11 @@ fi
 # Debian's node-gyp links every addon with Debian's own libnode, which
 # crashes the Node.js above when it loads it. An install that has it (from
 # an earlier setup) is redone.
-if [ ! -d tests/sdk/node_modules/modal ] || [ ! -d tests/sdk/node_modules/e2b ] ||
-	[ -d tests/sdk/node_modules/cbor-extract ]; then
+sdk_missing=$(cd tests/sdk && node -e '
+	const fs = require("fs"), deps = require("./package.json").dependencies;
+	console.log(Object.keys(deps).filter(d => !fs.existsSync("node_modules/" + d)).join(" "))' 2>/dev/null ||
+	echo all)
+if [ -n "$sdk_missing" ] || [ -d tests/sdk/node_modules/cbor-extract ]; then
 	# npm install from the lock file, not npm ci: npm ci refuses this lock
 	# file because it lists cbor-extract's optional per-platform packages
 	# without their entries.
