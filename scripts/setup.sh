@@ -53,8 +53,20 @@ changed=$($SUDO python3 scripts/docker-runtime.py /etc/docker/daemon.json runsc 
 sock=/var/run/docker.sock
 mark=/run/sandboxio-setup-dockerd.pid
 if curl -fsS --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1 && [ "$changed" = changed ]; then
-	# dockerd reads its runtimes again on SIGHUP. Only ours is told to.
-	if [ -s "$mark" ] && $SUDO kill -HUP "$(cat "$mark")" 2>/dev/null; then
+	# dockerd reads its runtimes again on SIGHUP. Only one that setup
+	# started is told to: the pid it wrote, or a dockerd whose output goes
+	# to setup's log (as an earlier setup started it).
+	ours=$(cat "$mark" 2>/dev/null || true)
+	for p in $(pidof dockerd 2>/dev/null || true); do
+		[ "$($SUDO readlink "/proc/$p/fd/1" 2>/dev/null)" = /var/log/dockerd.log ] && ours=$p
+	done
+	if [ -n "$ours" ] && $SUDO kill -HUP "$ours" 2>/dev/null; then
+		i=0
+		until curl -fsS --unix-socket "$sock" http://localhost/info 2>/dev/null | grep -q '"runsc"'; do
+			i=$((i + 1))
+			[ "$i" -le 300 ] || { echo "setup: dockerd did not load runsc; see /var/log/dockerd.log" >&2; exit 1; }
+			sleep 0.1
+		done
 		echo "setup: dockerd (started by setup) reloaded /etc/docker/daemon.json"
 	else
 		echo "setup: registered runsc in /etc/docker/daemon.json; reload dockerd" \
