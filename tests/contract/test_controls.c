@@ -15,6 +15,11 @@
  * not see each other's sandboxes, and input, output, exit codes and files
  * cross intact.
  *
+ * SBX_TEST_TIER=gvisor runs every case with the policy's least tier at
+ * gvisor (the engine's runsc runtime): the same claims, on gVisor's kernel.
+ * What the tier cannot enforce is refused: an allowlist's create must fail
+ * there naming the tier, never succeed without it.
+ *
  * SBX_TEST_REAL=1 marks a run against a real provider: the canary cases
  * are skipped there (a provider's sandbox must never be pointed at an
  * address this machine owns), and so is the tier case.
@@ -54,6 +59,17 @@ static int real_provider(void)
 	return r && strcmp(r, "1") == 0;
 }
 
+/* The least tier every case asks for (SBX_TEST_TIER; container when unset). */
+static sbx_tier test_tier(void)
+{
+	const char *t = getenv("SBX_TEST_TIER");
+	sbx_tier tier = SBX_TIER_CONTAINER;
+
+	if (t && *t && sbx_tier_parse(&tier, t) != 0)
+		fail_msg("SBX_TEST_TIER=%s: not a tier", t);
+	return tier;
+}
+
 static sbx_backend *open_backend(void)
 {
 	sbx_backend *b = NULL;
@@ -81,6 +97,10 @@ static int setup(void **state)
 	}
 	f->b = open_backend();
 	f->p = t_policy();
+	if (sbx_policy_set_min_tier(f->p, test_tier()) != 0) {
+		fprintf(stderr, "contract: %s\n", sbx_error_last()->message);
+		return -1;
+	}
 	*state = f;
 	return 0;
 }
@@ -180,6 +200,14 @@ static void test_controls__allowlist_admits_only_listed(void **state)
 	c0 = canary_get(f->c, 0);
 	c1 = canary_get(f->c, 1);
 	assert_int_equal(sbx_policy_allow_cidr(f->p, c0->addr4, 0), 0);
+	if (test_tier() == SBX_TIER_GVISOR) {
+		/* Not enforced on the tier: refused, with the tier named. */
+		assert_int_equal(sbx_sandbox_create(&f->s, f->b, f->p), SBX_EUNSUPPORTED);
+		assert_null(f->s);
+		assert_non_null(strstr(sbx_error_last()->message, "gvisor"));
+		assert_int_equal(canary_arrivals(f->c, 0, CANARY_ANY), 0);
+		return;
+	}
 	create(f);
 	{
 		const char *t[] = {"tcp", c0->addr4, "80",	"tcp", c1->addr4,
@@ -420,8 +448,8 @@ static void test_controls__tier_is_reported_and_demands_are_kept(void **state)
 	create(f);
 	t = sbx_sandbox_tier(f->s);
 	/* Every local path (the engine, and the servers backed by it) runs
-	 * containers; none may claim more than it gives. */
-	assert_int_equal(t, SBX_TIER_CONTAINER);
+	 * containers, or gVisor when asked; none may claim more than it gives. */
+	assert_int_equal(t, test_tier());
 	sbx_sandbox_close(f->s);
 	f->s = NULL;
 	assert_int_equal(sbx_policy_set_min_tier(f->p, SBX_TIER_MICROVM), 0);
@@ -448,6 +476,7 @@ int main(void)
 	};
 	char name[64];
 
-	snprintf(name, sizeof(name), "controls on %s", backend_name());
+	snprintf(name, sizeof(name), "controls on %s, tier %s", backend_name(),
+		 sbx_tier_name(test_tier()));
 	return cmocka_run_group_tests_name(name, tests, NULL, NULL);
 }
