@@ -707,7 +707,13 @@ status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $CLOSED_I
 [ "$s1$s2$status" = 204404502 ] && [ -z "$(containers "$T-closed")" ] &&
 	ok "DELETE: 204; then REST 404, envd 502, and no container" || { status="$s1/$s2/$status"; bad "delete"; }
 
-create expire '"timeout":2,"allow_internet_access":false'
+# A lifetime that ran out before the create was done proves nothing: again
+# with twice as long.
+for life in 2 4 8 16 32 64; do
+	create expire "\"timeout\":$life,\"allow_internet_access\":false"
+	[ -n "$ID" ] && break
+	wait_gone none expire || true
+done
 EXP_ID=$ID
 [ -n "$EXP_ID" ] && wait_gone "$EXP_ID" expire &&
 	status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $EXP_ID" "$URL/health") &&
