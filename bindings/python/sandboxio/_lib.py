@@ -186,6 +186,7 @@ sbx_secrets_count = _proto("sbx_secrets_count", c_size_t, c_void_p)
 sbx_secrets_name = _proto("sbx_secrets_name", c_char_p, c_void_p, c_size_t)
 
 sbx_config_load = _proto("sbx_config_load", c_int, PP, c_char_p)
+sbx_config_load_narrowed = _proto("sbx_config_load_narrowed", c_int, PP, c_char_p)
 sbx_config_free = _proto("sbx_config_free", None, c_void_p)
 
 sbx_backend_options_init = _proto("sbx_backend_options_init", c_int,

@@ -122,11 +122,14 @@ class Backend:
         opts.audit_path = s(audit_path, "audit_path")
         opts.api_timeout_ms = api_timeout_ms
         opts.no_reap_at_open = 1 if no_reap_at_open else 0
-        if config is not None:
-            c = L.c_void_p()
-            L.check(L.sbx_config_load(L.byref(c), L.enc(config, "config")), "config")
-            self._cfg = c
-            opts.config = c
+        # As the CLI: the system config is the bound, and config= (else
+        # $SANDBOXIO_CONFIG) can only narrow it, so that values a caller
+        # passes on (an agent's) never widen what the operator allows.
+        c = L.c_void_p()
+        L.check(L.sbx_config_load_narrowed(
+            L.byref(c), L.enc(config, "config") if config is not None else None), "config")
+        self._cfg = c
+        opts.config = c
         h = L.c_void_p()
 
         cfg = self._cfg
@@ -271,8 +274,9 @@ class Sandbox:
     """A sandbox: Sandbox(policy=None, backend="docker", tenant=None, **fields).
 
     fields are Policy fields (applied to a copy of policy when both are
-    given). Backend options: socket_path, init_path, config (an operator
-    config file, loaded as the operator's), hosts_file, audit_path.
+    given). Backend options: socket_path, init_path, config (a config file
+    that narrows the system config, as the CLI's --config), hosts_file,
+    audit_path.
     """
 
     _BACKEND_KW = ("socket_path", "init_path", "config", "hosts_file", "audit_path")

@@ -372,3 +372,35 @@ def test_struct_layouts_match_the_headers(tmp_path):
         assert int(got[name]) == ctypes.sizeof(st), name
         for f, _ in st._fields_:
             assert int(got["%s.%s" % (name, f)]) == getattr(st, f).offset, (name, f)
+
+
+def _config_file(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    os.chmod(p, 0o600)
+    return str(p)
+
+
+def test_the_operator_config_binds_a_sandbox_made_without_config(tmp_path, monkeypatch):
+    """As the CLI does, a Sandbox made without config= is bound by the
+    system config narrowed by $SANDBOXIO_CONFIG (sbx_config_load_narrowed()),
+    not by the built-in config: here that config permits no docker backend,
+    so the open is refused before any engine is asked (the socket does not
+    exist; without the config the error would be UnavailableError)."""
+    monkeypatch.setenv("SANDBOXIO_CONFIG",
+                       _config_file(tmp_path, "c.json", '{"backends": ["modal"]}\n'))
+    with pytest.raises(sandboxio.DeniedError) as ei:
+        sandboxio.Sandbox(socket_path=str(tmp_path / "no.sock"))
+    assert ei.value.code == -4 and "docker" in str(ei.value)
+
+
+def test_config_given_by_the_caller_can_only_narrow(tmp_path, monkeypatch):
+    """config= is a narrowing config, as the CLI's --config: a file naming
+    what only the system config may choose (how allowed names resolve) is
+    refused, rather than replacing the system config."""
+    monkeypatch.delenv("SANDBOXIO_CONFIG", raising=False)
+    hosts = _config_file(tmp_path, "hosts", "198.18.0.2 pkg.example\n")
+    cfg = _config_file(tmp_path, "c.json", '{"egress": {"hosts_file": "%s"}}\n' % hosts)
+    with pytest.raises(sandboxio.DeniedError) as ei:
+        sandboxio.Sandbox(socket_path=str(tmp_path / "no.sock"), config=cfg)
+    assert "hosts_file" in str(ei.value)
