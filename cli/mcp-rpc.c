@@ -33,6 +33,7 @@
 
 #include "cli/mcp.h"
 #include "util/base64.h"
+#include "util/json-text.h"
 
 const char *const mcp_versions[] = {"2025-06-18", "2025-03-26", "2024-11-05", NULL};
 
@@ -69,6 +70,28 @@ json_t *mcp_text_result(const char *text, int is_error)
 {
 	return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", text,
 			 "isError", is_error);
+}
+
+json_t *mcp_text_item(const char *label, const char *data, size_t len)
+{
+	json_t *t = sbx__json_text(data, len, NULL), *item = NULL;
+	size_t ll = strlen(label), tl;
+	char *s;
+
+	/* By length, not as a C string: the text may hold NULs. */
+	if (!t)
+		return NULL;
+	tl = json_string_length(t);
+	s = malloc(ll + tl + 1);
+	if (s) {
+		memcpy(s, label, ll);
+		memcpy(s + ll, json_string_value(t), tl);
+		s[ll + tl] = '\0';
+		item = json_pack("{s:s, s:o}", "type", "text", "text", json_stringn(s, ll + tl));
+		free(s);
+	}
+	json_decref(t);
+	return item;
 }
 
 void mcp_call_done(struct mcp_call *c)

@@ -77,24 +77,6 @@ static int ensure_sandbox(struct session *ss, json_t **err)
 	return 0;
 }
 
-static json_t *text_item(const char *label, const char *data, size_t len)
-{
-	json_t *t = sbx__json_text(data, len, NULL);
-	char *s = NULL;
-	json_t *item;
-
-	if (!t)
-		return NULL;
-	if (asprintf(&s, "%s%s", label, json_string_value(t)) < 0) {
-		json_decref(t);
-		return NULL;
-	}
-	json_decref(t);
-	item = json_pack("{s:s, s:s%}", "type", "text", "text", s, strlen(s));
-	free(s);
-	return item;
-}
-
 static json_t *run_result(const sbx_result *r)
 {
 	json_t *content = json_array(), *hit = json_array(), *res;
@@ -116,10 +98,10 @@ static json_t *run_result(const sbx_result *r)
 	json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", head));
 	if (r->stdout_len)
 		json_array_append_new(content,
-				      text_item("stdout:\n", r->stdout_data, r->stdout_len));
+				      mcp_text_item("stdout:\n", r->stdout_data, r->stdout_len));
 	if (r->stderr_len)
 		json_array_append_new(content,
-				      text_item("stderr:\n", r->stderr_data, r->stderr_len));
+				      mcp_text_item("stderr:\n", r->stderr_data, r->stderr_len));
 	res = json_pack("{s:o, s:b, s:{s:s, s:i, s:o, s:o, s:I, s:o}}", "content", content,
 			"isError", !(r->status == SBX_RUN_EXITED && r->exit_code == 0),
 			"structuredContent", "status", sbx_run_status_name(r->status), "exit_code",
@@ -185,7 +167,7 @@ static json_t *do_read(struct session *ss, const struct mcp_call *c)
 		return lib_error(c->path);
 	mime = image_type(data, len);
 	if (!mime) {
-		res = json_pack("{s:[o], s:b}", "content", text_item("", data, len), "isError", 0);
+		res = json_pack("{s:[o], s:b}", "content", mcp_text_item("", data, len), "isError", 0);
 		sbx_free(data);
 		return res;
 	}

@@ -70,6 +70,11 @@ char *mcp_too_long_reply(void);
 /* A CallToolResult holding one text; is_error marks a failed tool. */
 json_t *mcp_text_result(const char *text, int is_error);
 
+/* A text content item: label followed by the bytes data (the sandbox's:
+ * NULs kept, bytes that are not UTF-8 replaced by U+FFFD); NULL without
+ * memory. */
+json_t *mcp_text_item(const char *label, const char *data, size_t len);
+
 void mcp_call_done(struct mcp_call *c);
 
 /* The revisions this server speaks, newest first; NULL-terminated. */

@@ -404,6 +404,26 @@ static void test_too_long_reply(void **state)
 	free(r);
 }
 
+/* Output and files are the sandbox's bytes: a NUL in them does not cut the
+ * text item short (what follows it would reach structuredContent but not
+ * the content a client shows). */
+static void test_text_item_keeps_bytes_after_a_nul(void **state)
+{
+	static const char data[] = "before\0after\xff\n";
+	json_t *item = mcp_text_item("stdout:\n", data, sizeof(data) - 1);
+	json_t *text;
+	(void)state;
+
+	assert_non_null(item);
+	assert_string_equal(json_string_value(json_object_get(item, "type")), "text");
+	text = json_object_get(item, "text");
+	assert_int_equal(json_string_length(text),
+			 strlen("stdout:\nbefore") + 1 + strlen("after\xef\xbf\xbd\n"));
+	assert_memory_equal(json_string_value(text), "stdout:\nbefore\0after\xef\xbf\xbd\n",
+			    json_string_length(text));
+	json_decref(item);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +436,7 @@ int main(void)
 		cmocka_unit_test(test_tool_arguments_are_checked),
 		cmocka_unit_test(test_good_calls_reach_the_executor),
 		cmocka_unit_test(test_too_long_reply),
+		cmocka_unit_test(test_text_item_keeps_bytes_after_a_nul),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
