@@ -123,8 +123,6 @@ static json_t *do_run(struct session *ss, const struct mcp_call *c)
 	ro.timeout_ms = c->timeout_ms;
 	ro.secrets = ss->o->secrets; /* --secret: every run's, redacted from what comes back */
 	ro.raw_output = ss->o->no_redact;
-	if (cli_watch_start(ss->s) < 0)
-		return mcp_text_result("cannot watch for signals", 1);
 	if (c->tool == MCP_RUN_CODE) {
 		rc = sbx_sandbox_run_code(&r, ss->s, c->language, c->text, c->text_len, &ro);
 	} else if (c->tool == MCP_LIST_FILES) {
@@ -134,7 +132,6 @@ static json_t *do_run(struct session *ss, const struct mcp_call *c)
 	} else {
 		rc = sbx_sandbox_run(&r, ss->s, c->argv, &ro);
 	}
-	cli_watch_stop();
 	if (rc < 0)
 		return lib_error("the run failed");
 	res = run_result(r);
@@ -167,7 +164,8 @@ static json_t *do_read(struct session *ss, const struct mcp_call *c)
 		return lib_error(c->path);
 	mime = image_type(data, len);
 	if (!mime) {
-		res = json_pack("{s:[o], s:b}", "content", mcp_text_item("", data, len), "isError", 0);
+		res = json_pack("{s:[o], s:b}", "content", mcp_text_item("", data, len), "isError",
+				0);
 		sbx_free(data);
 		return res;
 	}
@@ -183,16 +181,10 @@ static json_t *do_read(struct session *ss, const struct mcp_call *c)
 	return res;
 }
 
-static json_t *exec_call(void *ctx, const struct mcp_call *c)
+static json_t *call_tool(struct session *ss, const struct mcp_call *c)
 {
-	struct session *ss = ctx;
-	json_t *err = NULL;
 	char msg[128];
 
-	if (ss->broken)
-		return mcp_text_result("the session's sandbox is gone", 1);
-	if (ensure_sandbox(ss, &err) < 0)
-		return err;
 	switch (c->tool) {
 	case MCP_RUN_CODE:
 	case MCP_RUN_COMMAND:
@@ -207,6 +199,25 @@ static json_t *exec_call(void *ctx, const struct mcp_call *c)
 		return do_read(ss, c);
 	}
 	return mcp_text_result("unknown tool", 1);
+}
+
+/* Every tool waits on the sandbox (files move through a run of sh or cat,
+ * which a FIFO or a full pipe can hold until the run deadline), so a
+ * signal kills the sandbox during any of them, not only during a run. */
+static json_t *exec_call(void *ctx, const struct mcp_call *c)
+{
+	struct session *ss = ctx;
+	json_t *err = NULL, *res;
+
+	if (ss->broken)
+		return mcp_text_result("the session's sandbox is gone", 1);
+	if (ensure_sandbox(ss, &err) < 0)
+		return err;
+	if (cli_watch_start(ss->s) < 0)
+		return mcp_text_result("cannot watch for signals", 1);
+	res = call_tool(ss, c);
+	cli_watch_stop();
+	return res;
 }
 
 /* Reads one line of stdin into *buf (without the newline). Returns 1 with

@@ -2,7 +2,9 @@
 sandboxio/python:3.11): tool calls, files, and the session's sandbox
 removed at EOF and on SIGTERM."""
 
+import json
 import re
+import signal
 import subprocess
 import uuid
 
@@ -101,6 +103,44 @@ def test_sigterm_during_a_run_removes_the_sandbox():
             break
     else:
         pytest.fail("the run never started")
+    rc, err = s.terminate()
+    assert rc == 0
+    assert ids_of(t) == []
+
+
+@pytest.mark.parametrize("tool", ["read_file", "write_file"])
+def test_sigterm_during_a_blocked_file_call_removes_the_sandbox(tool):
+    """A file moves through a run of cat, which a FIFO holds until the run
+    deadline (here 3000 s): SIGTERM must kill the sandbox during a file call
+    too, so that the server answers and ends at once, not at the deadline."""
+    import select
+    t = tenant()
+    s = Server("--tenant", t, "--timeout", "3000")
+    s.initialize()
+    r = s.call("run_command", {"argv": ["mkfifo", "/workspace/fifo"]})["result"]
+    assert r["isError"] is False
+    [sid] = ids_of(t)
+    args = {"path": "/workspace/fifo"}
+    if tool == "write_file":
+        args["content"] = "x"
+    s.send({"jsonrpc": "2.0", "id": 99, "method": "tools/call",
+            "params": {"name": tool, "arguments": args}})
+    # wait until the file call's cat is in the sandbox, blocked opening the
+    # FIFO (the bracket keeps this grep's own command line from matching);
+    # the bound is a hang guard only
+    for _ in range(6000):
+        p = subprocess.run([CLI, "exec", sid, "--", "sh", "-c",
+                            "grep -qsa '/workspace/fif[o]' /proc/[0-9]*/cmdline"])
+        if p.returncode == 0:
+            break
+    else:
+        pytest.fail("the file call never started")
+    s.p.send_signal(signal.SIGTERM)
+    # the answer comes when the sandbox is killed, long before the deadline
+    r, _, _ = select.select([s.p.stdout], [], [], 600)
+    assert r, "SIGTERM did not end the file call"
+    reply = json.loads(s.p.stdout.readline())
+    assert reply["id"] == 99 and reply["result"]["isError"] is True
     rc, err = s.terminate()
     assert rc == 0
     assert ids_of(t) == []
