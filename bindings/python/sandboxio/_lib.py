@@ -238,6 +238,27 @@ def last_error(prefix=None, rc=None):
     return from_code(code, msg, http_status=e.http_status, os_errno=e.os_errno)
 
 
+U64_MAX, I64_MIN, I64_MAX = 2**64 - 1, -2**63, 2**63 - 1
+
+
+def fits(v, lo, hi, what):
+    """v (an int) for a C integer of range lo..hi. ctypes would store it
+    modulo the range (2**64 + 512 MiB as 512 MiB), so a value outside is
+    refused, naming what (never quoting the value)."""
+    from .errors import InvalidError
+    if not lo <= v <= hi:
+        raise InvalidError("%s: out of the range the library takes" % what)
+    return v
+
+
+def ms_of_seconds(v, what):
+    """Seconds (int or finite float) as whole milliseconds for a uint64_t."""
+    from .errors import InvalidError
+    if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+        raise InvalidError("%s: not a finite number of seconds" % what)
+    return fits(int(round(v * 1000)), 0, U64_MAX, what)
+
+
 def check(rc, prefix=None):
     if rc < 0:
         raise last_error(prefix, rc)

@@ -38,7 +38,7 @@ def _ms(field, v):
         if v != v or v <= 0:
             raise InvalidError("%s: %r is not a positive number of seconds (there is no "
                                "unbounded deadline)" % (field, v))
-        return int(round(v * 1000))
+        return _lib.ms_of_seconds(v, field)
     if isinstance(v, str):
         out = _lib.c_uint64()
         _lib.check(_lib.sbx_parse_duration_ms(_lib.byref(out), _lib.enc(v, field)), field)
@@ -50,7 +50,7 @@ def _size(field, v):
     if isinstance(v, bool):
         raise InvalidError("%s: expected a size, got a bool" % field)
     if isinstance(v, int):
-        return v
+        return _lib.fits(v, _lib.I64_MIN, _lib.I64_MAX, field)
     if isinstance(v, str):
         out = _lib.c_int64()
         _lib.check(_lib.sbx_parse_size(_lib.byref(out), _lib.enc(v, field)), field)
@@ -62,7 +62,7 @@ def _size(field, v):
 def _count(field, v):
     if isinstance(v, bool) or not isinstance(v, int):
         raise InvalidError("%s: expected a whole number, got %s" % (field, type(v).__name__))
-    return v
+    return _lib.fits(v, _lib.I64_MIN, _lib.I64_MAX, field)
 
 
 class Policy:
@@ -109,7 +109,10 @@ class Policy:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise InvalidError("cpus: expected a number of cores, got %s"
                                    % type(value).__name__)
-            L.check(L.sbx_policy_set_limit(self._h, 1, int(round(value * 1000))), field)
+            if value != value or value in (float("inf"), float("-inf")):
+                raise InvalidError("cpus: not a finite number of cores")
+            milli = L.fits(int(round(value * 1000)), L.I64_MIN, L.I64_MAX, field)
+            L.check(L.sbx_policy_set_limit(self._h, 1, milli), field)
         elif field in ("memory", "disk", "output"):
             v = _size(field, value)
             L.check(L.sbx_policy_set_limit(self._h, L.LIMIT_KINDS[field], v), field)

@@ -429,7 +429,7 @@ class Sandbox:
                     timeout != timeout or timeout <= 0:
                 raise InvalidError("timeout: %r is not a positive number of seconds"
                                    % (timeout,))
-            o.timeout_ms = max(1, int(round(timeout * 1000)))
+            o.timeout_ms = max(1, L.ms_of_seconds(timeout, "timeout"))
         if secrets is not None:
             if not isinstance(secrets, Secrets):
                 raise InvalidError("secrets: expected a sandboxio.Secrets, got %s"

@@ -404,3 +404,30 @@ def test_config_given_by_the_caller_can_only_narrow(tmp_path, monkeypatch):
     with pytest.raises(sandboxio.DeniedError) as ei:
         sandboxio.Sandbox(socket_path=str(tmp_path / "no.sock"), config=cfg)
     assert "hosts_file" in str(ei.value)
+
+
+@pytest.mark.parametrize("field,value", [
+    ("lifetime", float("inf")), ("run_timeout", (2**64 + 5000) // 1000 + 1),
+    ("memory", 2**64 + 512 * 2**20), ("disk", 2**63), ("pids", 2**64 + 64),
+    ("cpus", float("inf")), ("cpus", float("nan")), ("cpus", 2.0**61),
+])
+def test_a_number_the_c_type_cannot_hold_is_refused_not_wrapped(field, value):
+    """ctypes stores an int modulo the C type's range (2**64 + 512 MiB would
+    be 512 MiB) and raises OverflowError for an infinity; both are refused
+    with InvalidError naming the field, and the policy is unchanged."""
+    p = sandboxio.Policy()
+    before = getattr(p, field)
+    with pytest.raises(sandboxio.InvalidError) as ei:
+        p.set(field, value)
+    assert str(ei.value).startswith(field)
+    assert getattr(p, field) == before
+
+
+@pytest.mark.parametrize("timeout", [float("inf"), 2**64 // 1000 + 1, 1e30])
+def test_a_run_timeout_the_c_type_cannot_hold_is_refused(timeout):
+    """A run's timeout beyond 64 bits of milliseconds is refused before any
+    C call, rather than wrapped (to a short one, or to 0: the policy's)."""
+    with pytest.raises(sandboxio.InvalidError, match="^timeout"):
+        sandboxio.Sandbox._options(None, [], env=None, workdir=None, stdin=None,
+                                   timeout=timeout, secrets=None, raw_output=False,
+                                   on_output=None)
