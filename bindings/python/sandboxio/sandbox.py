@@ -259,15 +259,28 @@ class _State:
     def __init__(self, backend):
         self.h = None
         self.backend = backend
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # guards h
+        self.busy = threading.Lock()  # held by a call that uses h (Sandbox._lock)
 
 
 def _finalize(state):
-    with state.lock:
-        h, state.h = state.h, None
-    if h:
-        rc = _lib.sbx_sandbox_close(h)
-        log.debug("sandbox closed by finalizer (rc %d)", rc)
+    # One sandbox is used by one thread at a time (sandbox.h), and the
+    # finalizer also runs at interpreter exit, while a daemon thread may
+    # still be in a run: kill it (allowed from any thread), wait for the run
+    # to return, and only then close.
+    if not state.busy.acquire(blocking=False):
+        with state.lock:
+            if state.h:
+                _lib.sbx_sandbox_kill(state.h)
+        state.busy.acquire()
+    try:
+        with state.lock:
+            h, state.h = state.h, None
+        if h:
+            rc = _lib.sbx_sandbox_close(h)
+            log.debug("sandbox closed by finalizer (rc %d)", rc)
+    finally:
+        state.busy.release()
 
 
 class Sandbox:
@@ -295,7 +308,6 @@ class Sandbox:
         for k, v in fields.items():
             policy.set(k, v)
         self.policy = policy
-        self._lock = threading.Lock()
         self._id = None
         if isinstance(backend, Backend):
             be = backend
@@ -303,6 +315,7 @@ class Sandbox:
             be = Backend.shared(backend, **bkw)
         self._backend = be
         self._state = _State(be)
+        self._lock = self._state.busy  # one call on the handle at a time
         self._finalizer = weakref.finalize(self, _finalize, self._state)
         st = self._state
         h = _lib.c_void_p()

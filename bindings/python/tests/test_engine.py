@@ -186,6 +186,33 @@ def test_garbage_collection_removes_the_sandbox():
     assert sid not in live_ids()
 
 
+def test_exit_with_a_daemon_thread_in_a_run_kills_then_closes():
+    """At interpreter exit the finalizer runs while a daemon thread may still
+    be in a run on the sandbox; one sandbox is used by one thread at a time,
+    so the finalizer kills the run, waits for it to return, and only then
+    closes: the process exits 0 and the sandbox is gone."""
+    code = ("import sandboxio, threading\n"
+            "started = threading.Event()\n"
+            "sb = sandboxio.Sandbox(lifetime=600)\n"
+            "def cb(stream, data):\n"
+            "    if b'started' in data:\n"
+            "        started.set()\n"
+            "def run():\n"
+            "    try:\n"
+            "        sb.run(%r, on_output=cb)\n"
+            "    except sandboxio.SandboxError:\n"
+            "        pass\n"
+            "threading.Thread(target=run, daemon=True).start()\n"
+            "assert started.wait(%d), 'the run never started'\n"
+            "print(sb.id, flush=True)\n" % (STARTED_THEN_WAIT, HANG_GUARD_S))
+    env = dict(os.environ, PYTHONPATH=PKG)
+    be = sandboxio.Backend("docker", no_reap_at_open=True)
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, env=env)
+    sid = p.stdout.readline().decode().strip()
+    assert p.wait() == 0
+    assert sid and sid not in {s["id"] for s in be.list()}
+
+
 def test_kill_9_is_left_to_the_reaper():
     """A process killed with -9 closes nothing; its sandbox is removed by the
     reaper (owner gone) and, failing that, by its dead-man deadline."""
