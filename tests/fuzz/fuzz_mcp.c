@@ -10,7 +10,9 @@
  * one line with "jsonrpc": "2.0" and either a result or an error with a
  * message; a notification (no id) is never answered; a checked call has
  * an absolute path where the tool takes one, a NULL-terminated argv for
- * run_command, python or bash for run_code, and a mode within 0777.
+ * run_command, python or bash for run_code, and a mode within 0777. The
+ * code or content of a call comes back through mcp_text_item(), as a run's
+ * output does.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -48,6 +50,12 @@ static json_t *check_exec(void *ctx, const struct mcp_call *c)
 			abort();
 		break;
 	}
+	/* The text comes back as a run's output would (bytes of any kind, NULs
+	 * and ill-formed UTF-8 included after base64), so that the framing
+	 * invariant below covers the text items of the sandbox's bytes. */
+	if (c->text)
+		return json_pack("{s:[o], s:b}", "content",
+				 mcp_text_item("stdout:\n", c->text, c->text_len), "isError", 0);
 	return mcp_text_result("checked", 0);
 }
 
@@ -69,7 +77,7 @@ static void check_reply(const char *line, size_t len, const char *reply)
 	}
 	if (strchr(reply, '\n'))
 		abort();
-	r = json_loads(reply, 0, NULL);
+	r = json_loads(reply, JSON_ALLOW_NUL, NULL); /* a sandbox's output may hold NULs */
 	if (!json_is_object(r) ||
 	    strcmp(json_string_value(json_object_get(r, "jsonrpc")) ?: "", "2.0") != 0)
 		abort();
