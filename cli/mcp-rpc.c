@@ -8,7 +8,8 @@
  * MCP lifecycle, and each tool call's arguments against the tool's schema
  * by hand: the schemas are small and fixed, and a general JSON Schema
  * validator is not among Debian's C libraries. What it refuses and why:
- *  - a line that is not JSON: -32700, id null;
+ *  - a line that is not JSON, or that holds more than MCP_VALUES_MAX
+ *    values (counted before parsing: see too_many_values()): -32700, id null;
  *  - a batch (an array): -32600; revision 2025-06-18 removed batches and
  *    this server answers each message alone in every revision;
  *  - "jsonrpc" other than "2.0", an id that is not a string or an
@@ -540,12 +541,52 @@ request(struct mcp_state *st, json_t *msg, json_t *id, const char *method, json_
 	return result_reply(id, res);
 }
 
+/*
+ * Whether the text holds more than MCP_VALUES_MAX JSON values, counted
+ * without parsing: outside strings, each value but the first follows a '[',
+ * a ',' or a ':' (an overcount by the keys, which is fine). jansson spends
+ * about 200 bytes on each object and 50 on each number, so a line of "{},"
+ * at MCP_LINE_MAX would take 2 GB and 20 s of the server to parse, while a
+ * message of this protocol holds at most a few thousand values.
+ */
+static int too_many_values(const char *s, size_t len)
+{
+	size_t n = 1;
+	int in_str = 0, esc = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (in_str) {
+			if (esc)
+				esc = 0;
+			else if (c == '\\')
+				esc = 1;
+			else if (c == '"')
+				in_str = 0;
+		} else if (c == '"') {
+			in_str = 1;
+		} else if ((c == '[' || c == ',' || c == ':') && ++n > MCP_VALUES_MAX) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int mcp_handle(struct mcp_state *st, const char *line, size_t len, char **reply)
 {
 	json_error_t jerr;
 	json_t *msg, *id, *method, *params, *jv;
 
 	*reply = NULL;
+	if (too_many_values(line, len)) {
+		char m[96];
+
+		snprintf(m, sizeof(m), "Parse error: a message holds at most %u JSON values",
+			 MCP_VALUES_MAX);
+		*reply = error_reply(NULL, MCP_PARSE_ERROR, m);
+		return *reply ? 0 : -1;
+	}
 	msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
 	if (!msg) {
 		*reply = error_reply(NULL, MCP_PARSE_ERROR, "Parse error: not a JSON text");

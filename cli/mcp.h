@@ -21,6 +21,8 @@
 #define MCP_PATH_MAX 4096u
 #define MCP_ARGV_MAX 4096u
 #define MCP_TEXT_MAX (16u << 20) /* code, a shell line, a file's content */
+/* A message holding more JSON values than this is refused unparsed. */
+#define MCP_VALUES_MAX 65536u
 
 /* JSON-RPC 2.0's error codes. */
 #define MCP_PARSE_ERROR -32700

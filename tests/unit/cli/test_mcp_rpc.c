@@ -424,6 +424,57 @@ static void test_text_item_keeps_bytes_after_a_nul(void **state)
 	json_decref(item);
 }
 
+/* A message of many small values ({} costs jansson about 200 bytes, so a
+ * line of them at the line bound would take 2 GB) is refused before it is
+ * parsed; one at the bound of argv, and strings holding the same bytes, are
+ * not. */
+static void test_a_message_of_too_many_values_is_refused_unparsed(void **state)
+{
+	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\","
+				   "\"params\":{\"a\":[";
+	size_t n = MCP_VALUES_MAX + 1, len = sizeof(head) - 1, i;
+	char *line = malloc(len + n * 3 + 8);
+	struct mcp_state st;
+	json_t *j;
+	(void)state;
+
+	assert_non_null(line);
+	init_state(&st);
+	memcpy(line, head, len);
+	for (i = 0; i < n; i++)
+		len += (size_t)sprintf(line + len, "%s{}", i ? "," : "");
+	strcpy(line + len, "]}}");
+	j = send_line(&st, line);
+	assert_int_equal(error_code(j), MCP_PARSE_ERROR);
+	assert_true(json_is_null(json_object_get(j, "id")));
+	assert_non_null(strstr(error_message(j), "values"));
+	json_decref(j);
+	/* the same characters inside a string are one value */
+	len = sizeof(head) - 1;
+	memcpy(line, head, len);
+	line[len++] = '"';
+	for (i = 0; i < n; i++)
+		len += (size_t)sprintf(line + len, "{},");
+	strcpy(line + len, "\"]}}");
+	j = send_line(&st, line);
+	assert_int_equal(error_code(j), 0);
+	assert_int_equal(json_integer_value(json_object_get(j, "id")), 3);
+	json_decref(j);
+	/* argv at its bound is well within */
+	len = (size_t)sprintf(line,
+			      "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\","
+			      "\"params\":{\"name\":\"run_command\",\"arguments\":{\"argv\":[");
+	for (i = 0; i < MCP_ARGV_MAX; i++)
+		len += (size_t)sprintf(line + len, "%s\"a\"", i ? "," : "");
+	strcpy(line + len, "]}}}");
+	st.exec = record;
+	j = send_line(&st, line);
+	assert_int_equal(error_code(j), 0);
+	assert_int_equal(seen.tool, MCP_RUN_COMMAND);
+	json_decref(j);
+	free(line);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_good_calls_reach_the_executor),
 		cmocka_unit_test(test_too_long_reply),
 		cmocka_unit_test(test_text_item_keeps_bytes_after_a_nul),
+		cmocka_unit_test(test_a_message_of_too_many_values_is_refused_unparsed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
