@@ -7,10 +7,12 @@ A process killed with -9 runs none of these; its sandboxes are left to the
 library's reaper (owner gone) and their dead-man deadline (lifetime).
 
 Waiting calls (create, run, run_code, files, close) release the GIL (see
-_lib). On the main thread they run in a helper thread while the main thread
-waits, so that a signal (Ctrl-C: KeyboardInterrupt) is seen at once: the
-sandbox is then killed (sbx_sandbox_kill(), the C API's way to end a run
-that is under way), the call is waited for, and the exception goes on.
+_lib). On the main thread, all but close run in a helper thread while the
+main thread waits, so that a signal (Ctrl-C: KeyboardInterrupt) is seen at
+once: the sandbox is then killed (sbx_sandbox_kill(), the C API's way to end
+a run that is under way), the call is waited for, and the exception goes
+on. close runs on the calling thread, so a signal waits until the sandbox
+is removed.
 """
 
 import logging
