@@ -65,7 +65,10 @@ def _wait_call(fn, on_interrupt=None, cleanup=None):
     t = threading.Thread(target=body, name="sandboxio-call", daemon=True)
     t.start()
     try:
-        done.wait()
+        # In slices: a signal sent to the process may be taken by another
+        # thread, and then nothing wakes this one to run the handler.
+        while not done.wait(0.05):
+            pass
     except BaseException:
         if on_interrupt is None:
             with lock:

@@ -331,6 +331,21 @@ def test_ctrl_c_interrupts_a_waiting_call(tmp_path):
         srv.stop()
 
 
+def test_ctrl_c_taken_by_another_thread_still_interrupts(tmp_path):
+    """A signal sent to the process may land on any thread: here it is
+    sent to the engine's own thread. The waiting main thread must still see
+    it while the C call waits (on the old wait it slept until the call's
+    20 s deadline, and the engine saw the client leave)."""
+    srv = FakeEngine(str(tmp_path / "e.sock"), answer=None)
+    srv.on_request = lambda data: signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sandboxio.Backend("docker", socket_path=srv.path, api_timeout_ms=20000)
+        assert not srv.client_closed.is_set()
+    finally:
+        srv.stop()
+
+
 def test_run_options_layout_matches_the_library():
     """The structs' versions are the header's: the library accepts them."""
     o = _lib.sbx_run_options()
