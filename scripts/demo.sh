@@ -5,9 +5,4 @@
 set -eu
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-exec build/sandboxio run -- python3 -c '
-import numpy, platform, socket
-print("python", platform.python_version(), "numpy", numpy.__version__)
-print("sum of 0..9:", int(numpy.arange(10).sum()))
-print("interfaces:", [n for _, n in socket.if_nameindex()])
-'
+exec build/sandboxio run -- python3 -c "$(cat scripts/demo.py)"

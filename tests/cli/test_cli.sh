@@ -186,6 +186,14 @@ cli run --tenant "$T" --timeout=100.5 -- sh -c 'echo done'
 cli run --tenant "$T" -- nosuchprog
 [ $rc -eq 127 ] && ok "run nosuchprog: 127" || bad "run nosuchprog"
 
+# The README's main job, as it stands: scripts/demo.sh (setup, then the
+# program of scripts/demo.py in a sandbox).
+sh "$root/scripts/demo.sh" >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc -eq 0 ] && grep -qx "sum of 0..9: 45" "$work/out" && grep -qx "interfaces: \['lo'\]" "$work/out" &&
+	ok "scripts/demo.sh, the README's main job: numpy in a sandbox with only lo" ||
+	bad "scripts/demo.sh" "rc=$rc $(tail -3 "$work/err")"
+
 cli run --tenant "$T" -- /etc/passwd
 [ $rc -eq 126 ] && ok "run a non-executable: 126" || bad "run /etc/passwd"
 
