@@ -5,7 +5,7 @@
 # Builds a minimal Debian 12 root file system with mmdebstrap (the essential
 # packages and apt; as scripts/fresh-check.sh does), installs there what the
 # packages of build/deb/ (`make deb`) depend on, lists every file, then
-# installs sandboxio, libsandboxio0 and libsandboxio-dev and:
+# installs sandboxio, libsandboxio0, libsandboxio-dev and python3-sandboxio and:
 #   - checks the command's version and man page, the units and the .pc file;
 #   - compiles the README's C example with `pkg-config --cflags --libs
 #     sandboxio` (and --static) against the installed packages;
@@ -44,7 +44,8 @@ debs=$top/build/deb
 
 [ "$(id -u)" -eq 0 ] || { echo "deb-check: needs root (chroot, mounts)" >&2; exit 2; }
 command -v mmdebstrap >/dev/null 2>&1 || { echo "deb-check: needs mmdebstrap" >&2; exit 2; }
-ls "$debs"/sandboxio_*.deb "$debs"/libsandboxio0_*.deb "$debs"/libsandboxio-dev_*.deb >/dev/null 2>&1 || {
+ls "$debs"/sandboxio_*.deb "$debs"/libsandboxio0_*.deb "$debs"/libsandboxio-dev_*.deb \
+	"$debs"/python3-sandboxio_*.deb >/dev/null 2>&1 || {
 	echo "deb-check: no packages in $debs (run make deb)" >&2
 	exit 2
 }
@@ -125,7 +126,8 @@ if [ -d /usr/local/share/ca-certificates ]; then
 	cp -R /usr/local/share/ca-certificates/. "$rootfs/usr/local/share/ca-certificates/"
 fi
 mkdir -p "$rootfs/root/debs"
-cp "$debs"/sandboxio_*.deb "$debs"/libsandboxio0_*.deb "$debs"/libsandboxio-dev_*.deb "$rootfs/root/debs/"
+cp "$debs"/sandboxio_*.deb "$debs"/libsandboxio0_*.deb "$debs"/libsandboxio-dev_*.deb \
+	"$debs"/python3-sandboxio_*.deb "$rootfs/root/debs/"
 
 # What the packages depend on, and a compiler, installed first: the file
 # list taken then is what the purge must return to.
@@ -174,6 +176,8 @@ inside pkg-config --modversion sandboxio | grep -qx "$version" && ok "pkg-config
 inside man -w sandboxio >/dev/null 2>&1 && inside man -w 5 sandboxio-config >/dev/null 2>&1 &&
 	inside man -w 3 libsandboxio >/dev/null 2>&1 && ok "the three man pages are installed" ||
 	fail "a man page is missing"
+inside python3 -c 'import sandboxio, sys; sys.exit(0 if sandboxio.Sandbox else 1)' >"$work/py.out" 2>&1 &&
+	ok "python3 imports sandboxio from python3-sandboxio" || fail "import sandboxio: $(cat "$work/py.out")"
 for u in sandboxio-serve.service sandboxio-reap.service sandboxio-reap.timer; do
 	[ -f "$rootfs/lib/systemd/system/$u" ] || fail "$u is not installed"
 	[ ! -e "$rootfs/etc/systemd/system/multi-user.target.wants/$u" ] &&
@@ -205,14 +209,16 @@ if [ "$engine" = 1 ]; then
 	init=$rootfs/usr/libexec/sandboxio/sbx-init
 	inside env SANDBOXIO_INIT="$init" sandboxio doctor >"$work/doctor.out" 2>&1 &&
 		ok "sandboxio doctor" || fail "sandboxio doctor: $(cat "$work/doctor.out")"
-	inside env SANDBOXIO_INIT="$init" sandboxio run -- python3 -c '
-import numpy, platform, socket
-print("python", platform.python_version(), "numpy", numpy.__version__)
-print("sum of 0..9:", int(numpy.arange(10).sum()))
-print("interfaces:", [n for _, n in socket.if_nameindex()])
-' >"$work/demo.out" 2>&1 && grep -q "sum of 0..9: 45" "$work/demo.out" &&
+	inside env SANDBOXIO_INIT="$init" sandboxio run -- python3 -c "$(cat "$top/scripts/demo.py")" \
+		>"$work/demo.out" 2>&1 && grep -q "sum of 0..9: 45" "$work/demo.out" &&
 		grep -q "interfaces: \['lo'\]" "$work/demo.out" && ok "the demo program" ||
 		fail "the demo program: $(cat "$work/demo.out")"
+	inside env SANDBOXIO_INIT="$init" python3 -c '
+import sandboxio
+with sandboxio.Sandbox() as sb:
+    print(sb.run(["sh", "-c", "echo from python; exit 3"]).exit_code)
+' >"$work/py.out" 2>&1 && grep -qx 3 "$work/py.out" && ok "a sandbox from the installed Python module" ||
+		fail "the Python module: $(cat "$work/py.out")"
 	for exe in example example-static; do
 		inside env SANDBOXIO_INIT="$init" /root/example/$exe >"$work/$exe.out" 2>&1 &&
 			grep -qx "exited: 42" "$work/$exe.out" && ok "$exe prints exited: 42" ||
@@ -232,7 +238,7 @@ fi
 rm -rf "$rootfs/root/example"
 
 echo "deb-check: purging the packages"
-inside dpkg --purge sandboxio libsandboxio-dev libsandboxio0 >"$work/purge.log" 2>&1 ||
+inside dpkg --purge python3-sandboxio sandboxio libsandboxio-dev libsandboxio0 >"$work/purge.log" 2>&1 ||
 	fail "dpkg --purge: $(cat "$work/purge.log")"
 list >"$work/after.txt"
 if diff -u "$work/before.txt" "$work/after.txt" >"$work/purge.diff"; then

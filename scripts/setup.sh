@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 # fuzz targets (libFuzzer); git lists the files for the format check;
 # mount (not essential in Debian 12) mounts the tmpfs of the system-config
 # tests; hyperfine and crun are the benchmarks' peers; stress-ng loads the CPUs for
-# the README's run under load; debhelper, dpkg-dev and lintian build and check
+# the README's run under load; debhelper, dh-python, dpkg-dev and lintian build and check
 # the Debian packages (make deb), groff-base and man-db render the man pages'
 # test, and systemd has systemd-analyze, which verifies the units (no daemon
 # is started); apparmor has the apparmor_parser that dockerd loads its
@@ -28,7 +28,7 @@ libnl-3-dev libnl-route-3-dev libnftables-dev libseccomp-dev libcap-dev
 docker.io mmdebstrap iproute2 nftables util-linux mount procps curl e2fsprogs
 python3 python3-docker python3-grpcio python3-protobuf python3-pytest
 hyperfine crun stress-ng runsc apparmor
-debhelper dpkg-dev lintian groff-base man-db systemd"
+debhelper dh-python dpkg-dev lintian groff-base man-db systemd"
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
