@@ -52,8 +52,6 @@
  * left in the decoder, and then carry almost another whole one.
  */
 #define RELAY_ROOM (2 * RELAY_READ + OUTQ_SLACK)
-/* fds checked one by one when close_range is unavailable. */
-#define FD_SCAN_MAX 65536
 /*
  * Runs held: those in flight, and those whose EXIT is out while their
  * supervisor is not reaped yet (their id may already be in use again).
@@ -418,11 +416,7 @@ static void __attribute__((noreturn)) spare_main(int in_r, int frames_w, int ctl
 	if (dup2(in_r, STDIN_FILENO) < 0 || dup2(frames_w, STDOUT_FILENO) < 0)
 		_exit(SBX_INIT_EXIT_USAGE);
 	/* The channel, the signalfd and other runs' pipes stay with PID 1. */
-	if (close_range(3U, (unsigned int)ctl - 1, 0) != 0 ||
-	    close_range((unsigned int)ctl + 1, ~0U, 0) != 0)
-		for (int fd = 3; fd < FD_SCAN_MAX; fd++)
-			if (fd != ctl)
-				(void)close(fd);
+	sbx_init_fds_past_stdio(ctl, 0);
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	/* What needs no request is done before it comes. */

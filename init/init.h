@@ -35,6 +35,10 @@ int sbx_init_parse_positive(const char *s, long long max, long long *out);
 /* Writes "sbx-init: <message>\n" to fd 2 with a single write(2), no stdio. */
 void sbx_init_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Closes (cloexec: marks close-on-exec) every descriptor above 2 except
+ * keep (-1: none). Allocates nothing: a vfork child may call it. */
+void sbx_init_fds_past_stdio(int keep, int cloexec);
+
 /*
  * Drops every capability from the bounding, ambient, inheritable, permitted
  * and effective sets and verifies they are empty. Returns 0, or -1 after

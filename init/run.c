@@ -58,8 +58,6 @@
 #define DRAIN_MS 2000
 /* How long a write to the host may stall past the deadline. */
 #define WRITE_GRACE_MS 10000
-/* fds checked one by one when close_range is unavailable. */
-#define FD_SCAN_MAX 65536
 /* The stack the program's child runs on until it execs (execvp's own needs included). */
 #define SPAWN_STACK (256 * 1024)
 
@@ -328,7 +326,7 @@ static int child_exec(void *arg)
 	const struct spawn_args *a = arg;
 	struct sigaction dfl;
 	sigset_t none;
-	int sig, fd;
+	int sig;
 
 	/* Ignored signals and the blocked mask survive exec; the program gets neither. */
 	memset(&dfl, 0, sizeof(dfl));
@@ -343,9 +341,7 @@ static int child_exec(void *arg)
 		child_fail(STAGE_EXEC);
 
 	/* Nothing but 0, 1 and 2 may reach the program. */
-	if (close_range(3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
-		for (fd = 3; fd < FD_SCAN_MAX; fd++)
-			(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	sbx_init_fds_past_stdio(-1, 1);
 
 	if (a->cwd && chdir(a->cwd) != 0)
 		child_fail(STAGE_CHDIR);
