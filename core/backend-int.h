@@ -22,6 +22,7 @@ enum sbx__ended {
 	SBX__ENDED_TIMEOUT = 1, /* the host's deadline passed: the sandbox was killed */
 	SBX__ENDED_KILLED = 2,	/* canceled by the caller, or by sbx_sandbox_kill() */
 	SBX__ENDED_ERROR = 3,	/* the sandbox broke the run protocol and was killed */
+	SBX__ENDED_OOM = 4,	/* its memory cap ended the whole sandbox (gvisor tier) */
 };
 
 /* One run, fully resolved by core. */

@@ -389,6 +389,8 @@ static const char *end_reason(const sbx_sandbox *s)
 		return "killed";
 	case SBX__ENDED_ERROR:
 		return "error";
+	case SBX__ENDED_OOM:
+		return "oom";
 	default:
 		break;
 	}

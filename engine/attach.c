@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sandboxio.h>
@@ -235,6 +236,7 @@ int sbx__chan_run(struct sbx__docker *d,
 	const unsigned char *in = req->stdin_data;
 	size_t in_left = req->stdin_len;
 	uint64_t start = sbx__mono_ms(), deadline;
+	long long since = (long long)time(NULL) - 1;
 	int rc, rx_rc = SBX_CHAN_RX_OK, eof_queued = 0, delivered = 0, have_u0;
 	enum run_end end = RUN_GOING;
 	sbx_cgroup_usage u0, u1;
@@ -375,6 +377,19 @@ int sbx__chan_run(struct sbx__docker *d,
 			/* Killed through sbx_sandbox_kill() while the run was in flight. */
 			run.exit = (struct sbx__frame_exit){
 				.status = SBX_FRAME_ST_SIGNALED, .code = 137, .signal = 9};
+			run.have_exit = 1;
+			break;
+		}
+		if (delivered && sbx__docker_ended_by_oom(d, b->id, since)) {
+			/* The memory cap ended the whole sandbox (the gvisor tier:
+			 * the host's OOM killer takes the Sentry with the run). */
+			__atomic_store_n(&b->dead, 1, __ATOMIC_SEQ_CST);
+			if (req->ended)
+				*req->ended = SBX__ENDED_OOM;
+			run.exit = (struct sbx__frame_exit){.status = SBX_FRAME_ST_SIGNALED,
+							    .flags = SBX_FRAME_F_OOM,
+							    .code = 137,
+							    .signal = 9};
 			run.have_exit = 1;
 			break;
 		}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 #include <sandboxio.h>
@@ -166,4 +167,60 @@ int sbx__docker_list_ours(struct sbx__docker *d, const char *tenant, int only_lo
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
 	snprintf(path, sizeof(path), "/containers/json?all=1&filters=%s", fesc);
 	return sbx__docker_call(d, "GET", path, NULL, 0, &status, out);
+}
+
+/* ===== Did the Engine see the sandbox's memory cap end it? ===== */
+
+int sbx__docker_events_oom(const char *data, size_t len, const char *id)
+{
+	size_t pos = 0;
+
+	/* One JSON object per line; anything else in the answer is skipped. */
+	while (pos < len) {
+		const char *nl = memchr(data + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (data + pos)) : len - pos;
+		_cleanup_json_ json_t *ev = json_loadb(data + pos, n, JSON_REJECT_DUPLICATES, NULL);
+		json_t *actor = json_object_get(ev, "Actor");
+
+		pos += n + (nl != NULL);
+		if (json_is_object(ev) &&
+		    strcmp(json_string_value(json_object_get(ev, "Action")) ?: "", "oom") == 0 &&
+		    strcmp(json_string_value(json_object_get(actor, "ID")) ?: "", id) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int sbx__docker_ended_by_oom(struct sbx__docker *d, const char *id, long long since)
+{
+	_sbx_cleanup_free_ char *filt = NULL;
+	struct sbx__buf resp = {0};
+	struct timespec now;
+	char path[512], filters[256];
+	long status = 0;
+	int rc;
+
+	/* Once the container is no longer running (or already removed by
+	 * AutoRemove), the Engine has logged its end, and an "oom" event
+	 * comes before the end it caused. */
+	snprintf(path, sizeof(path), "/containers/%s/wait?condition=not-running", id);
+	rc = sbx__docker_call(d, "POST", path, NULL, 0, &status, NULL);
+	sbx__error_clear();
+	if (rc < 0 && rc != SBX_ENOTFOUND)
+		return 0;
+	snprintf(filters, sizeof(filters),
+		 "{\"container\":[\"%s\"],\"event\":[\"oom\"],\"type\":[\"container\"]}", id);
+	filt = sbx__url_escape(filters);
+	if (!filt)
+		return 0;
+	/* until is now, to the nanosecond: a past until answers at once
+	 * from the Engine's log of recent events. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(path, sizeof(path), "/events?since=%lld&until=%lld.%09ld&filters=%s", since,
+		 (long long)now.tv_sec, now.tv_nsec, filt);
+	rc = sbx__http_call(&d->http, "GET", path, NULL, 0, &status, &resp);
+	sbx__error_clear();
+	rc = rc == 0 && status == 200 && sbx__docker_events_oom(resp.data, resp.len, id);
+	sbx__buf_clear(&resp);
+	return rc;
 }

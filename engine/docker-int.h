@@ -63,6 +63,14 @@ int sbx__docker_call_text(struct sbx__docker *d,
 			  json_t **out);
 /* Kills the sandbox's container (it is then removed by AutoRemove) and marks it dead. */
 int sbx__docker_kill(struct sbx__docker *d, struct sbx__docker_box *b);
+/* Whether the Engine logged an "oom" event for container id since the unix
+ * time since, once it is no longer running: the witness that its memory cap
+ * ended the whole sandbox (on the gvisor tier the host kills the Sentry).
+ * 0 when not, or when the Engine cannot tell. Never sets an error. */
+int sbx__docker_ended_by_oom(struct sbx__docker *d, const char *id, long long since);
+/* Whether an /events answer (JSON objects, one per line) holds an "oom"
+ * event of container id: 1 or 0. */
+int sbx__docker_events_oom(const char *data, size_t len, const char *id);
 /* Lists the containers labelled as ours (of one tenant, or this host's only). */
 int sbx__docker_list_ours(struct sbx__docker *d, const char *tenant, int only_local, json_t **out);
 /* Whether labels[key] is exactly value. */

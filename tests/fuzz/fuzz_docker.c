@@ -16,8 +16,10 @@
  * reached without changing them. The input's first byte chooses the
  * reader; the rest is the JSON body of a 200 answer, served over a unix
  * socket in a temporary directory (sock_server.h), or the exec stream, cut
- * into reads of a size the first byte also chooses. check_readback() reads
- * the host's own cgroup files for the pid the answer names (read only).
+ * into reads of a size the first byte also chooses. Every input is also
+ * read as an /events answer (sbx__docker_events_oom() in engine/call.c).
+ * check_readback() reads the host's own cgroup files for the pid the
+ * answer names (read only).
  * The create answer's Warnings are read inline in d_create() between
  * other Engine calls and host changes, and are not reached here.
  */
@@ -108,6 +110,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size < 1 || size - 1 > sizeof(answer) - 256)
 		return 0;
+	/* The Engine's /events answer read after a lost run channel
+	 * (engine/call.c), pure: every input is one. */
+	(void)sbx__docker_events_oom((const char *)data + 1, size - 1, "0123456789ab");
 	if (data[0] % 7 == 6) {
 		exec_stream(data + 1, size - 1, (size_t)(data[0] >> 3) * 13 + 1);
 		return 0;
