@@ -386,6 +386,71 @@ out:
 	return 0;
 }
 
+/*
+ * Whether the host offers a tier beyond container, proven by a short run: a
+ * sandbox at that tier reads /proc/version, and a user-space kernel (gVisor)
+ * answers there with its own, not the host's. A tier the backend cannot give
+ * is a warning naming why (its create is refused, never downgraded). Returns
+ * 0, or the exit status when a signal cut the check short.
+ */
+static int tier_check(struct doctor *d, sbx_backend *b, sbx_tier tier, const char *host_kernel)
+{
+	const char *const argv[] = {"cat", "/proc/version", NULL};
+	char name[32], msg[512], id[16] = "";
+	sbx_policy *p = NULL;
+	sbx_sandbox *s = NULL;
+	sbx_result *r = NULL;
+	int lrc, made = 0;
+
+	snprintf(name, sizeof(name), "tier-%s", sbx_tier_name(tier));
+	if (sbx_policy_new(&p) < 0 || sbx_policy_set_tenant(p, DOCTOR_TENANT) < 0 ||
+	    sbx_policy_set_min_tier(p, tier) < 0 ||
+	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN, DOCTOR_RUN_MS) < 0 ||
+	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, DOCTOR_LIFETIME_MS) < 0) {
+		check(d, LV_FAIL, name, "%s", sbx_error_last()->message);
+		goto out;
+	}
+	cli_signals_block();
+	lrc = cli_signal_pending() ? 0 : sbx_sandbox_create(&s, b, p);
+	made = lrc == 0 && s;
+	if (lrc < 0)
+		snprintf(msg, sizeof(msg), "%s", sbx_error_last()->message);
+	cli_signals_unblock();
+	if (cli_signal_pending())
+		goto out;
+	if (lrc < 0) {
+		msg[strcspn(msg, "\n")] = '\0';
+		check(d, LV_WARN, name, "not offered here: %s", msg);
+		goto out;
+	}
+	snprintf(id, sizeof(id), "%.12s", sbx_sandbox_id(s));
+	lrc = run_watched(s, argv, &r);
+	if (cli_signal_pending())
+		goto out;
+	if (lrc < 0 || r->status != SBX_RUN_EXITED || r->exit_code != 0) {
+		run_failure(msg, sizeof(msg), lrc, r);
+		check(d, LV_FAIL, name, "created %s, but reading /proc/version failed: %s", id,
+		      msg);
+		goto out;
+	}
+	r->stdout_data[strcspn(r->stdout_data, "\n")] = '\0';
+	if (sbx_sandbox_tier(s) != tier || strcmp(r->stdout_data, host_kernel) == 0)
+		check(d, LV_FAIL, name, "sandbox %s sees the host's kernel: not a %s sandbox", id,
+		      sbx_tier_name(tier));
+	else
+		check(d, LV_OK, name, "ran in %s under its own kernel ('%.40s', not the host's)",
+		      id, r->stdout_data);
+out:
+	sbx_result_free(r);
+	if (made && sbx_sandbox_close(s) < 0 && !cli_signal_pending())
+		check(d, LV_FAIL, "cleanup", "removing sandbox %s: %s (it ends at its deadline)",
+		      id, sbx_error_last()->message);
+	sbx_policy_free(p);
+	if (cli_signal_pending())
+		return interrupted(d, made ? "the sandbox was removed" : "no sandbox was created");
+	return 0;
+}
+
 /* ===== The host ===== */
 
 static void check_cgroups(struct doctor *d)
@@ -664,7 +729,7 @@ int cmd_doctor(const struct cli_opts *o)
 	struct probe_out po = {0};
 	sbx_backend_options bo;
 	sbx_backend *b = NULL;
-	char init[PATH_MAX], status[8192] = "";
+	char init[PATH_MAX], status[8192] = "", kernel[512];
 	int rc = 0, img;
 
 	if (o->nargs > 0) {
@@ -693,6 +758,13 @@ int cmd_doctor(const struct cli_opts *o)
 		if (img == 1) {
 			check(&d, LV_OK, "image", CLI_DEFAULT_IMAGE " is present");
 			rc = sandbox_checks(&d, b, &bo, &po);
+			if (read_text("/proc/version", kernel, sizeof(kernel)) < 0)
+				kernel[0] = '\0';
+			kernel[strcspn(kernel, "\n")] = '\0';
+			if (!rc)
+				rc = tier_check(&d, b, SBX_TIER_GVISOR, kernel);
+			if (!rc)
+				rc = tier_check(&d, b, SBX_TIER_MICROVM, kernel);
 		} else {
 			if (img < 0)
 				check(&d, LV_FAIL, "image", "%s", sbx_error_last()->message);

@@ -285,7 +285,12 @@ static const char usage_doctor[] =
 	"and to 2001:db8::7 fails with ENETUNREACH. A UDP connect sends no packet:\n"
 	"doctor sends no traffic anywhere. A missing allowlist prerequisite is a\n"
 	"warning: default sandboxes, which have no network, do not need it.\n"
-	"The sandbox is removed before doctor exits, also on SIGINT or SIGTERM; it\n"
+	"Then the tiers beyond container, each proven by a short run: a sandbox at\n"
+	"the gvisor tier must see gVisor's own kernel in /proc/version, not the\n"
+	"host's (tier-gvisor); a tier this host does not offer (runsc not\n"
+	"registered with dockerd; microvm on the docker backend) is a warning\n"
+	"naming why: a create that asks for it is refused, never downgraded.\n"
+	"The sandboxes are removed before doctor exits, also on SIGINT or SIGTERM; it\n"
 	"does not reap other sandboxes. --json prints one object instead:\n"
 	"  {\"ok\": BOOL, \"checks\": [{\"name\", \"status\": ok|warn|fail, \"detail\"}]}\n"
 	"Exit status 0 when no check failed, else 1.\n";

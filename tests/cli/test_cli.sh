@@ -898,6 +898,12 @@ for name in no-new-privs capabilities seccomp-mode uid interfaces config deny-ca
 done
 grep -q "^ok  *deny-canary  .*ENETUNREACH" "$work/out" && ok "doctor: the deny canary gets ENETUNREACH" ||
 	bad "doctor deny canary"
+# setup.sh registers runsc with dockerd: the gvisor tier is offered and
+# proven by its own kernel; microvm is not, and is named as not offered.
+grep -q "^ok  *tier-gvisor  .*own kernel" "$work/out" && ok "doctor: ok tier-gvisor, its own kernel" ||
+	bad "doctor tier-gvisor" "$(grep tier- "$work/out")"
+grep -q "^warn  *tier-microvm  *not offered here: .*microvm" "$work/out" &&
+	ok "doctor: warn tier-microvm, not offered, says why" || bad "doctor tier-microvm"
 ! grep -qv "^\(ok  \|warn\|FAIL\)  [a-z0-9-]*  *[^ ]" "$work/out" &&
 	ok "doctor: every line is 'ok|warn|FAIL  name  detail'" || bad "doctor line format"
 [ -n "$cid12" ] && [ -z "$(docker ps -aq --no-trunc | grep "^$cid12")" ] &&
