@@ -50,7 +50,7 @@ static const char usage_serve[] =
 	"usage: sandboxio [GLOBAL OPTIONS] serve --api e2b [--listen ADDR:PORT]\n"
 	"                 [--api-key-file PATH] [--allow-non-loopback] [--max-timeout S]\n"
 	"                 [--max-connections N] [--max-client-connections N]\n"
-	"                 [--auth-timeout S] [--transfer-timeout S]\n"
+	"                 [--auth-timeout S] [--transfer-timeout S] [--tier T]\n"
 	"\n"
 	"Serves an E2B-compatible API (the REST control plane and the envd process\n"
 	"and file endpoints, on one listener) backed by this host's Docker engine, so\n"
@@ -82,6 +82,11 @@ static const char usage_serve[] =
 	"                       authenticated request; default 10 s (then 640 s idle)\n"
 	"  --transfer-timeout S deadline of one file download or upload in a sandbox;\n"
 	"                       default 60 s\n"
+	"  --tier T             the least isolation of every sandbox it makes:\n"
+	"                       container (default) or gvisor (runsc registered with\n"
+	"                       dockerd; 'sandboxio doctor' shows it). A create the\n"
+	"                       host cannot give that tier is refused with the reason;\n"
+	"                       the operator config's min_tier still applies above it\n"
 	"global options --json, --socket, --hosts-file, --config and --audit-log apply\n"
 	"to the sandboxes it makes, as for 'sandboxio create'; they may also follow\n"
 	"'serve'.\n"
@@ -111,6 +116,7 @@ struct serve_args {
 	const char *key_file;
 	const char *max_timeout;
 	const char *max_conns, *max_client_conns, *auth_timeout, *transfer_timeout;
+	const char *tier;
 	int allow_non_loopback;
 };
 
@@ -124,6 +130,7 @@ enum serve_opt {
 	SO_MAX_CLIENT_CONNS,
 	SO_AUTH_TIMEOUT,
 	SO_TRANSFER_TIMEOUT,
+	SO_TIER,
 	SO_JSON,
 	SO_SOCKET,
 	SO_HOSTS_FILE,
@@ -146,6 +153,7 @@ static const struct {
 	{"max-client-connections", SO_MAX_CLIENT_CONNS, 1},
 	{"auth-timeout", SO_AUTH_TIMEOUT, 1},
 	{"transfer-timeout", SO_TRANSFER_TIMEOUT, 1},
+	{"tier", SO_TIER, 1},
 	{"json", SO_JSON, 0},
 	{"socket", SO_SOCKET, 1},
 	{"hosts-file", SO_HOSTS_FILE, 1},
@@ -183,6 +191,9 @@ static void store(struct cli_opts *o, struct serve_args *a, enum serve_opt id, c
 		break;
 	case SO_TRANSFER_TIMEOUT:
 		a->transfer_timeout = val;
+		break;
+	case SO_TIER:
+		a->tier = val;
 		break;
 	case SO_JSON:
 		o->json = 1;
@@ -614,6 +625,7 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 	sbx_backend *b = NULL;
 	char key[SERVE_KEY_MAX + 1] = "", err[512], *image = NULL;
 	uint64_t max_ms = (uint64_t)SERVE_DEFAULT_MAX_TIMEOUT_S * 1000;
+	sbx_tier tier = SBX_TIER_CONTAINER;
 	unsigned max_conns = SERVE_DEFAULT_MAX_CONNS, max_client = SERVE_DEFAULT_MAX_CLIENT_CONNS;
 	unsigned auth_s = SERVE_DEFAULT_AUTH_TIMEOUT_S, transfer_s = SERVE_DEFAULT_TRANSFER_S;
 	unsigned port = 0;
@@ -642,6 +654,12 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 			o, SBX_EINVALID,
 			"serve: --max-timeout '%.32s': expected a duration from 1 s to 24 h",
 			a.max_timeout);
+		return CLI_EXIT_FAIL;
+	}
+	if (a.tier && sbx_tier_parse(&tier, a.tier) < 0) {
+		cli_print_error(o, SBX_EINVALID,
+				"serve: --tier '%.32s': expected container, gvisor or microvm",
+				a.tier);
 		return CLI_EXIT_FAIL;
 	}
 	if (a.max_conns && parse_count(a.max_conns, 1, 65536, &max_conns) < 0) {
@@ -729,6 +747,7 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 	ec.default_image = image;
 	ec.api_key = key;
 	ec.max_timeout_s = max_ms / 1000;
+	ec.min_tier = tier;
 	ec.listen_fd = fd;
 	ec.ipv6 = la.family == AF_INET6;
 	ec.max_connections = max_conns;

@@ -353,7 +353,7 @@ static int build_policy(struct sbxs_server *srv,
 				 (unsigned long long)srv->max_timeout_s);
 		return -1;
 	}
-	if (sbx_policy_new(&p) < 0 ||
+	if (sbx_policy_new(&p) < 0 || sbx_policy_set_min_tier(p, srv->min_tier) < 0 ||
 	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, (uint64_t)t * 1000) < 0 ||
 	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN, (uint64_t)t * 1000) < 0) {
 		snprintf(err, esize, "%s", sbx_error_last()->message);

@@ -130,6 +130,7 @@ struct sbxs_server {
 	char *key;
 	size_t key_len;
 	uint64_t max_timeout_s;
+	sbx_tier min_tier;
 	unsigned idle_timeout_s, auth_timeout_s;
 	uint64_t transfer_ms; /* deadline of one file transfer */
 	void (*warn)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

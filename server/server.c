@@ -269,6 +269,7 @@ int sbxs_start(struct sbxs_server **out, const struct sbxs_config *c, char *err,
 	sbxs_cond_init(&srv->cv);
 	srv->b = c->backend;
 	srv->max_timeout_s = c->max_timeout_s;
+	srv->min_tier = c->min_tier;
 	srv->default_image = strdup(c->default_image);
 	srv->key = strdup(c->api_key);
 	if (!srv->default_image || !srv->key) {

@@ -27,6 +27,7 @@ struct sbxs_config {
 	const char *default_image;	 /* templateID absent or "base"; copied */
 	const char *api_key;		 /* NUL-terminated; copied into memory wiped at stop */
 	uint64_t max_timeout_s;		 /* the ceiling of every sandbox timeout */
+	sbx_tier min_tier;		 /* the least isolation of every sandbox it makes */
 	int listen_fd;			 /* bound and listening; the server owns it once started */
 	int ipv6;			 /* listen_fd is an AF_INET6 socket */
 	unsigned max_connections;	 /* connections at once (a thread each) */

@@ -805,6 +805,41 @@ URL=$URL_MAIN
 kill -TERM "$server3_pid" 2>/dev/null
 wait "$server3_pid" 2>/dev/null
 
+# --- An operator's tier: --tier gvisor makes every sandbox under gVisor ---
+"$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$KEYFILE" --tier gvisor \
+	>"$work/server4.out" 2>"$work/server4.err" &
+server4_pid=$!
+URL=$(ready_url "$work/server4.out" "$server4_pid")
+if [ -n "$URL" ]; then
+	# E2B's default network is open, which is an allowlist: refused there.
+	create gvopen '"timeout":120'
+	[ "$status" = 400 ] && json '"gvisor tier" in d["message"]' && [ -z "$(containers "$T-gvopen")" ] &&
+		ok "serve --tier gvisor: an open network is refused (400, naming the tier), nothing made" ||
+		bad "open network under --tier gvisor"
+	create gv '"timeout":120,"allow_internet_access":false'
+	[ "$status" = 201 ] && header_is Sandboxio-Tier gvisor &&
+		[ "$(docker inspect -f '{{.HostConfig.Runtime}}' "$(containers "$T-gv")")" = runsc ] &&
+		ok "serve --tier gvisor: 201, Sandboxio-Tier: gvisor, the container runs under runsc" ||
+		bad "create under --tier gvisor"
+	start "$ID" "$TOK" '{"process":{"cmd":"cat","args":["/proc/version"]}}'
+	kernel=$("$PY" "$work/h.py" out "$work/stream" stdout)
+	[ "$status" = 200 ] && [ -n "$kernel" ] && [ "$kernel" != "$(cat /proc/version)" ] &&
+		ok "a command there sees gVisor's kernel, not the host's" ||
+		{ status="$status: $kernel"; bad "kernel under --tier gvisor"; }
+	api DELETE "/sandboxes/$ID"
+	[ "$status" = 204 ] && wait_gone "$ID" gv && ok "and it is removed at kill" || bad "kill under --tier gvisor"
+else
+	status=-
+	bad "--tier gvisor server: $(cat "$work/server4.err")"
+fi
+kill -TERM "$server4_pid" 2>/dev/null
+wait "$server4_pid" 2>/dev/null
+"$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$KEYFILE" --tier vm >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc -eq 125 ] && grep -q -- "--tier 'vm'" "$work/err" && [ ! -s "$work/out" ] &&
+	ok "serve --tier with an unknown tier: 125, naming it" || { status=$rc; bad "--tier vm"; }
+URL=$URL_MAIN
+
 # --- Shutdown ---
 create last '"timeout":300'
 [ -n "$(containers "$T-last")" ] || bad "last create"
