@@ -30,7 +30,7 @@ case $work in /*) ;; *) work=$top/$work ;; esac
 rootfs=$work/rootfs
 src=$work/src
 
-[ "$(id -u)" -eq 0 ] || { echo "fresh-check: needs root (chroot, mounts)" >&2; exit 2; }
+[ "$(id -u)" -eq 0 ] || { echo "fresh-check: needs root (mounts, a mount namespace)" >&2; exit 2; }
 command -v mmdebstrap >/dev/null 2>&1 || { echo "fresh-check: needs mmdebstrap" >&2; exit 2; }
 curl -fsS --unix-socket /var/run/docker.sock http://localhost/_ping >/dev/null 2>&1 || {
 	echo "fresh-check: no dockerd answers on /var/run/docker.sock (run scripts/setup.sh)" >&2
@@ -126,8 +126,19 @@ for v in NODE_EXTRA_CA_CERTS SSL_CERT_FILE SSL_CERT_DIR CURL_CA_BUNDLE REQUESTS_
 	[ -z "$val" ] || pass="$pass $v=$val"
 done
 rc=0
+# Entered as a machine's root is, not chrooted: in a mount namespace of its
+# own, the root file system is pivoted to, because the kernel refuses user
+# namespaces to a chrooted process (EPERM) and runsc makes them. Only the
+# namespace's copies of "/" and of the root file system's own mount are made
+# private (pivot_root needs that); its /run stays in the host's peer group.
+# The host's root stays mounted at /.fresh-host inside and is never unmounted
+# from there (that would reach the host's mounts beneath its shared /run);
+# the namespace and its mounts end with its last process, unpropagated.
 # shellcheck disable=SC2086 # $pass is a list of NAME=VALUE words
-chroot "$rootfs" /usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+unshare --mount --propagation unchanged -- sh -c '
+	mount --make-private / && mount --make-private "$1" && mkdir -p "$1/.fresh-host" &&
+	cd "$1" && pivot_root . .fresh-host && cd / && shift && exec "$@"' fresh-root "$rootfs" \
+	/usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 	LANG=C.UTF-8 CI="${CI:-}" $pass sh -c "cd '$src' && scripts/test.sh" || rc=$?
 t2=$(date +%s)
 echo "fresh-check: root file system $((t1 - t0)) s, setup and tests $((t2 - t1)) s; exit $rc"
