@@ -4,7 +4,7 @@
  * over the init's run channel (docs/protocol.md); a run that took docker
  * exec instead fails the benchmark, so the figure is the channel's. The
  * peer figures (docker exec, the Docker SDK for Python) come from
- * bench/run.sh.
+ * bench/run.sh. SBX_BENCH_TIER=gvisor runs them in a gvisor sandbox.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +27,17 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* SBX_BENCH_TIER (container when unset) is the sandbox's least tier. */
+static int bench_tier(sbx_policy *p)
+{
+	const char *name = getenv("SBX_BENCH_TIER");
+	sbx_tier t;
+
+	if (!name || !*name)
+		return 0;
+	return sbx_tier_parse(&t, name) || sbx_policy_set_min_tier(p, t);
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 100;
@@ -39,7 +50,7 @@ int main(int argc, char **argv)
 	if (n < 1 || n > 100000 || !(t = calloc((size_t)n, sizeof(double))))
 		return 2;
 	if (sbx_backend_open(&b, "docker", NULL) || sbx_policy_new(&p) ||
-	    sbx_policy_set_tenant(p, "bench") || sbx_sandbox_create(&s, b, p)) {
+	    sbx_policy_set_tenant(p, "bench") || bench_tier(p) || sbx_sandbox_create(&s, b, p)) {
 		fprintf(stderr, "bench: %s\n", sbx_error_last()->message);
 		return 1;
 	}

@@ -168,6 +168,17 @@ static int cgroup_mem(long pid, long long *usage, long long *rss)
 	return 0;
 }
 
+/* SBX_BENCH_TIER (container when unset) is the sandboxes' least tier. */
+static int bench_tier(sbx_policy *p)
+{
+	const char *name = getenv("SBX_BENCH_TIER");
+	sbx_tier t;
+
+	if (!name || !*name)
+		return 0;
+	return sbx_tier_parse(&t, name) || sbx_policy_set_min_tier(p, t);
+}
+
 int main(int argc, char **argv)
 {
 	int k = argc > 1 ? atoi(argv[1]) : 8;
@@ -183,7 +194,7 @@ int main(int argc, char **argv)
 	if (k < 1 || k > KMAX)
 		return 2;
 	if (sbx_backend_open(&b, "docker", NULL) || sbx_policy_new(&p) ||
-	    sbx_policy_set_tenant(p, "bench")) {
+	    sbx_policy_set_tenant(p, "bench") || bench_tier(p)) {
 		fprintf(stderr, "bench: %s\n", sbx_error_last()->message);
 		return 1;
 	}

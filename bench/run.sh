@@ -24,6 +24,10 @@
 #   (h), (i) as root only: the e2b and modal backends against the official
 #       E2B and Modal JavaScript SDKs, through the same local servers
 #       (bench/remote.sh)
+#   (j) where runsc is registered: the gvisor tier against the container
+#       tier (one-shot, and runs in a live sandbox over the channel), and
+#       against docker's own `--runtime=runsc` run and exec; idle memory of
+#       gvisor sandboxes as (f) measures it (root)
 # Needs hyperfine, docker (CLI), python3-docker, dockerd and the default image.
 # Prints medians and ratios (sandboxio / peer); lower is better for sandboxio.
 set -eu
@@ -118,6 +122,37 @@ if [ "$(id -u)" = 0 ]; then
 else
 	echo "== (f) memory: skipped (needs root)"
 	echo "== (g) crun vs runc: skipped (needs root)"
+fi
+
+if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'; then
+	echo "== (j) the gvisor tier against the container tier, and docker's own runsc: one-shot ($RUNS each), $N runs in a live sandbox"
+	hyperfine -N --style basic --warmup 1 --runs "$RUNS" --export-json "$out/j.json" \
+		-n container "build/sandboxio run -- true" \
+		-n gvisor "build/sandboxio run --tier gvisor -- true" \
+		-n docker-runsc "docker run --rm --runtime=runsc $(echo $hard) sandboxio/python:3.11 true" >/dev/null
+	gv=$(SBX_BENCH_TIER=gvisor "$out/loop" "$N")
+	gcid=$(docker run -d --runtime=runsc $(echo $hard) --label io.sandboxio.bench=peer sandboxio/python:3.11 sleep 600)
+	hyperfine -N --style basic --warmup 3 --runs "$N" --export-json "$out/jb.json" \
+		-n docker-exec-runsc "docker exec -u 1000:1000 $gcid true" >/dev/null
+	docker rm -f "$gcid" >/dev/null
+	"$PY" - "$out/j.json" "$out/jb.json" "$ours" "$gv" <<'PYEOF'
+import json, statistics, sys
+j = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
+jb = json.load(open(sys.argv[2]))["results"][0]
+med = lambda r: statistics.median(r["times"]) * 1e3
+g, c, d = med(j["gvisor"]), med(j["container"]), med(j["docker-runsc"])
+print("(j) gvisor   %7.1f ms  %-10s %7.1f ms  ratio %.2f" % (g, "container", c, g / c))
+print("(j) gvisor   %7.1f ms  %-10s %7.1f ms  ratio %.2f" % (g, "docker-runsc", d, g / d))
+gl, cl = float(sys.argv[4].split()[0]), float(sys.argv[3].split()[0])
+print("(j) gvisor   %7.2f ms  %-10s %7.2f ms  ratio %.2f  (a run in a live sandbox)" % (gl, "container", cl, gl / cl))
+print("(j) gvisor   %7.2f ms  %-10s %7.1f ms  ratio %.3f" % (gl, "exec-runsc", med(jb), gl / med(jb)))
+PYEOF
+	if [ "$(id -u)" = 0 ]; then
+		echo "== (j) memory of ${MEM_K:-8} idle gvisor sandboxes (the cgroup holds the Sentry, the gofer and the init)"
+		SBX_BENCH_TIER=gvisor "$out/mem" "${MEM_K:-8}" | sed -n '1,2p'
+	fi
+else
+	echo "== (j) the gvisor tier: skipped (runsc is not registered with dockerd)"
 fi
 
 if [ "$(id -u)" = 0 ] && command -v node >/dev/null 2>&1 && [ -d tests/sdk/node_modules ]; then
