@@ -5,6 +5,7 @@
 #define SBX_ENGINE_DOCKER_INT_H
 
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -14,12 +15,29 @@
 #include "util/cleanup.h"
 #include "util/time.h"
 
+/*
+ * dockerd's runtimes of the gvisor tier, as scripts/setup.sh registers them:
+ * runsc with no network for every sandbox, and runsc with gVisor's host
+ * network mode for those with an egress allowlist (gVisor's own network
+ * stack refuses every network namespace on current kernels: docs/backends.md).
+ */
+#define SBX_RUNTIME_GVISOR "runsc"
+#define SBX_RUNTIME_GVISOR_HOSTINET "runsc-hostinet"
+
+/* Whether a container's HostConfig.Runtime is one of the gvisor tier's. */
+static inline int sbx__runtime_is_gvisor(const char *runtime)
+{
+	return runtime && (strcmp(runtime, SBX_RUNTIME_GVISOR) == 0 ||
+			   strcmp(runtime, SBX_RUNTIME_GVISOR_HOSTINET) == 0);
+}
+
 struct sbx__docker {
 	struct sbx__http http;
 	char *init_path;
-	char *resolv_path;    /* beside the init: the sandbox's /etc/resolv.conf */
-	char init_error[512]; /* why the init cannot be used; creating then fails */
-	int has_runsc;
+	char *resolv_path;	/* beside the init: the sandbox's /etc/resolv.conf */
+	char init_error[512];	/* why the init cannot be used; creating then fails */
+	int has_runsc;		/* SBX_RUNTIME_GVISOR is registered */
+	int has_runsc_hostinet; /* SBX_RUNTIME_GVISOR_HOSTINET is registered */
 	char hostname[65];
 	char boot_id[40];
 	char *hosts_file; /* resolves allowlist names instead of the host's resolver; NULL: none */

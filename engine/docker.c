@@ -176,8 +176,9 @@ static int d_open(const sbx_backend_options *o, void **state)
 		d_free(d);
 		return rc;
 	}
-	rt = json_object_get(json_object_get(info, "Runtimes"), "runsc");
-	d->has_runsc = rt != NULL;
+	rt = json_object_get(info, "Runtimes");
+	d->has_runsc = json_object_get(rt, SBX_RUNTIME_GVISOR) != NULL;
+	d->has_runsc_hostinet = json_object_get(rt, SBX_RUNTIME_GVISOR_HOSTINET) != NULL;
 	{
 		/* Names in allowlists resolve from this file, and then from nothing else. */
 		const char *hf = o && o->version >= 4 && o->hosts_file
@@ -218,11 +219,13 @@ static int d_check(void *state, const sbx_policy *p)
 	if (p->allow_n) {
 		int v6_ok = 0;
 
-		if (p->min_tier == SBX_TIER_GVISOR)
-			return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_NETPOLICY,
-					      "an egress allowlist is not enforced on the gvisor "
-					      "tier: its network stack does not see a link added "
-					      "after start");
+		if (p->min_tier == SBX_TIER_GVISOR && !d->has_runsc_hostinet)
+			return sbx__error_set(
+				SBX_EUNSUPPORTED, SBX_ERRCLASS_NETPOLICY,
+				"an egress allowlist on the gvisor tier needs the runtime '%s' "
+				"(runsc --network=host) registered with dockerd, and this daemon "
+				"has none (scripts/setup.sh registers it)",
+				SBX_RUNTIME_GVISOR_HOSTINET);
 		return sbx__netpolicy_check(p->allow, p->allow_n, &v6_ok);
 	}
 	return 0;
@@ -379,7 +382,9 @@ static json_t *create_body(struct sbx__docker *d,
 	}
 	json_object_set_new(hc, "ShmSize", json_integer(shm));
 	if (p->min_tier == SBX_TIER_GVISOR)
-		json_object_set_new(hc, "Runtime", json_string("runsc"));
+		json_object_set_new(
+			hc, "Runtime",
+			json_string(p->allow_n ? SBX_RUNTIME_GVISOR_HOSTINET : SBX_RUNTIME_GVISOR));
 	/* The init's stdio is its run channel (engine/attach.c): stdin stays open. */
 	body = json_pack("{s:s, s:[s,s,s,s,s], s:[], s:s, s:s, s:o, s:o, s:b, s:b, s:b, s:b,"
 			 " s:b, s:b, s:b, s:s, s:o}",
@@ -420,6 +425,12 @@ static int check_readback(struct sbx__docker *d,
 			id, json_string_value(json_object_get(st, "Status")),
 			(long long)json_integer_value(json_object_get(st, "ExitCode")),
 			d->init_path);
+	if (p->min_tier == SBX_TIER_GVISOR &&
+	    !sbx__runtime_is_gvisor(json_string_value(json_object_get(hc, "Runtime"))))
+		return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_ENGINE,
+				      "sandbox %.12s: the engine did not keep the gvisor runtime "
+				      "(it runs under '%.32s')",
+				      id, json_string_value(json_object_get(hc, "Runtime")) ?: "?");
 	if (strcmp(json_string_value(json_object_get(hc, "NetworkMode")) ?: "", "none") != 0 ||
 	    !json_is_true(json_object_get(hc, "ReadonlyRootfs")) ||
 	    json_is_true(json_object_get(hc, "Privileged")))
@@ -793,10 +804,8 @@ d_open_box(void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier 
 	 * the container's creator wrote, and the name becomes host paths. */
 	b->disk = sbx__label_is(labels, SBX_LABEL_DISK, "ext4") && sbx__disk_session_ok(b->session);
 	*box_out = b;
-	*tier_out = strcmp(json_string_value(
-				   json_object_get(json_object_get(info, "HostConfig"), "Runtime"))
-				   ?: "",
-			   "runsc") == 0
+	*tier_out = sbx__runtime_is_gvisor(json_string_value(
+			    json_object_get(json_object_get(info, "HostConfig"), "Runtime")))
 			    ? SBX_TIER_GVISOR
 			    : SBX_TIER_CONTAINER;
 	return 0;

@@ -1,0 +1,92 @@
+/*
+ * tests/unit/engine/test_docker_tiers.c: which runtimes the docker backend
+ * needs for the gvisor tier, and that it refuses, naming what is missing,
+ * before it asks the Engine for anything. A scripted Engine answers /info
+ * with the runtimes a daemon could have; the real daemon of the test
+ * machine has both (scripts/setup.sh), so only a script can lack them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <sandboxio.h>
+
+#include "support/fake_engine.h"
+
+static const struct fake_route no_runsc[] = {
+	{"GET", "/info", 200, "{\"Runtimes\":{\"runc\":{\"path\":\"runc\"}}}"},
+};
+static const struct fake_route runsc_only[] = {
+	{"GET", "/info", 200,
+	 "{\"Runtimes\":{\"runc\":{\"path\":\"runc\"},\"runsc\":{\"path\":\"/usr/bin/runsc\"}}}"},
+};
+
+static sbx_backend *open_on(struct fake_engine *fe)
+{
+	sbx_backend_options bo = SBX_BACKEND_OPTIONS_INIT;
+	sbx_backend *b = NULL;
+	char init[4096];
+
+	assert_non_null(getcwd(init, sizeof(init) - 32));
+	strcat(init, "/build/sbx-init");
+	bo.socket_path = fake_engine_socket(fe);
+	bo.init_path = init;
+	bo.no_reap_at_open = 1;
+	if (sbx_backend_open(&b, "docker", &bo) != 0)
+		fail_msg("open: %s", sbx_error_last()->message);
+	return b;
+}
+
+/* Creates at the gvisor tier (with an allowlist if asked); want the refusal
+ * naming need, and no request to the Engine but /info. */
+static void expect_refused(const struct fake_route *routes, int allow, const char *need)
+{
+	struct fake_engine *fe = fake_engine_start(routes, 1);
+	sbx_backend *b;
+	sbx_policy *p = NULL;
+	sbx_sandbox *s = NULL;
+
+	assert_non_null(fe);
+	b = open_on(fe);
+	assert_int_equal(sbx_policy_new(&p), 0);
+	assert_int_equal(sbx_policy_set_min_tier(p, SBX_TIER_GVISOR), 0);
+	if (allow)
+		assert_int_equal(sbx_policy_allow_cidr(p, "198.18.0.1", 0), 0);
+	assert_int_equal(sbx_sandbox_create(&s, b, p), SBX_EUNSUPPORTED);
+	assert_null(s);
+	if (!strstr(sbx_error_last()->message, need))
+		fail_msg("want '%s' named: %s", need, sbx_error_last()->message);
+	assert_int_equal(fake_engine_count(fe, "POST", "/containers"), 0);
+	assert_int_equal(fake_engine_count(fe, "GET", "/images"), 0);
+	sbx_policy_free(p);
+	sbx_backend_free(b);
+	fake_engine_stop(fe);
+}
+
+static void test_docker_tiers__gvisor_needs_runsc(void **state)
+{
+	(void)state;
+	expect_refused(no_runsc, 0, "'runsc' runtime");
+}
+
+static void test_docker_tiers__allowlist_needs_runsc_hostinet(void **state)
+{
+	(void)state;
+	expect_refused(runsc_only, 1, "'runsc-hostinet'");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_docker_tiers__gvisor_needs_runsc),
+		cmocka_unit_test(test_docker_tiers__allowlist_needs_runsc_hostinet),
+	};
+
+	return cmocka_run_group_tests_name("docker tiers", tests, NULL, NULL);
+}
