@@ -47,9 +47,15 @@ fi
 # to /etc/docker/daemon.json beside whatever the operator has there (never
 # over it: a "runsc" of the operator's is left as it is). --network=none:
 # the tier's sandboxes have no network, and runsc needs to be told so when
-# the container's network namespace is dockerd's "none".
+# the container's network namespace is dockerd's "none". A second runtime,
+# "runsc-hostinet" (--network=host: gVisor passes socket calls to the
+# sandbox's own network namespace), is the one a gvisor sandbox with an
+# egress allowlist gets (docs/backends.md says why not gVisor's own stack).
 changed=$($SUDO python3 scripts/docker-runtime.py /etc/docker/daemon.json runsc \
 	/usr/bin/runsc --network=none)
+changed2=$($SUDO python3 scripts/docker-runtime.py /etc/docker/daemon.json runsc-hostinet \
+	/usr/bin/runsc --network=host)
+[ "$changed2" != changed ] || changed=changed
 sock=/var/run/docker.sock
 mark=/run/sandboxio-setup-dockerd.pid
 if curl -fsS --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1 && [ "$changed" = changed ]; then
@@ -62,14 +68,14 @@ if curl -fsS --unix-socket "$sock" http://localhost/_ping >/dev/null 2>&1 && [ "
 	done
 	if [ -n "$ours" ] && $SUDO kill -HUP "$ours" 2>/dev/null; then
 		i=0
-		until curl -fsS --unix-socket "$sock" http://localhost/info 2>/dev/null | grep -q '"runsc"'; do
+		until curl -fsS --unix-socket "$sock" http://localhost/info 2>/dev/null | grep -q '"runsc-hostinet"'; do
 			i=$((i + 1))
 			[ "$i" -le 300 ] || { echo "setup: dockerd did not load runsc; see /var/log/dockerd.log" >&2; exit 1; }
 			sleep 0.1
 		done
 		echo "setup: dockerd (started by setup) reloaded /etc/docker/daemon.json"
 	else
-		echo "setup: registered runsc in /etc/docker/daemon.json; reload dockerd" \
+		echo "setup: registered runsc and runsc-hostinet in /etc/docker/daemon.json; reload dockerd" \
 			"(systemctl reload docker, or kill -HUP its pid) for the gvisor tier" >&2
 	fi
 fi
