@@ -151,9 +151,10 @@ $(B)/tests/canary/%: tests/canary/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
 contract: $(CANARY_BIN) $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-resolv.conf
 	@set -e; for t in $(CANARY_BIN) $(CONTRACT_BIN); do echo "== $$t"; \
 		SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio $$t; done
-	@echo "== $(B)/tests/contract/test_controls on the gvisor tier (runsc, registered by setup.sh)"
-	@SBX_TEST_TIER=gvisor SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio \
-		$(B)/tests/contract/test_controls
+	@set -e; for t in test_controls test_docker_egress; do \
+		echo "== $(B)/tests/contract/$$t on the gvisor tier (runsc, registered by setup.sh)"; \
+		SBX_TEST_TIER=gvisor SANDBOXIO_INIT=$(CURDIR)/build/sbx-init \
+		SBX_CLI=$(CURDIR)/$(B)/sandboxio $(B)/tests/contract/$$t; done
 	@echo "== tests/cli/test_cli.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_cli.sh
 	@echo "== tests/cli/test_serve_e2b.sh"

@@ -146,10 +146,18 @@ const char *t_tenant(void)
 
 sbx_policy *t_policy(void)
 {
+	const char *tier = getenv("SBX_TEST_TIER");
 	sbx_policy *p = NULL;
+	sbx_tier t;
 
 	assert_int_equal(sbx_policy_new(&p), 0);
 	assert_int_equal(sbx_policy_set_tenant(p, t_tenant()), 0);
+	/* SBX_TEST_TIER=gvisor: the suite's sandboxes at that tier. */
+	if (tier && *tier) {
+		if (sbx_tier_parse(&t, tier) != 0)
+			fail_msg("SBX_TEST_TIER=%s: not a tier", tier);
+		assert_int_equal(sbx_policy_set_min_tier(p, t), 0);
+	}
 	return p;
 }
 
