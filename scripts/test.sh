@@ -11,4 +11,19 @@ if ! curl -fsS --unix-socket /var/run/docker.sock \
 	http://localhost/v1.41/images/sandboxio%2Fpython:3.11/json >/dev/null 2>&1; then
 	SANDBOXIO_INIT="$PWD/build/sbx-init" build/sandboxio image build
 fi
-make check
+# Each suite's "==" line gets the time it started, so that the log shows
+# where the time goes; make's own exit status is the script's.
+rcf=$(mktemp)
+trap 'rm -f "$rcf"' EXIT
+{
+	rc=0
+	make check || rc=$?
+	echo "$rc" >"$rcf"
+} 2>&1 | while IFS= read -r line; do
+	case $line in
+	"== "*) printf '%s %s\n' "$(date +%T)" "$line" ;;
+	*) printf '%s\n' "$line" ;;
+	esac
+done
+echo "test.sh: make check ended at $(date +%T)"
+exit "$(cat "$rcf")"
