@@ -138,6 +138,11 @@ struct sbx__backend_ops {
 	 * NUL-terminated; raw: core redacts); more than max is SBX_ETOOBIG. */
 	int (*read_file)(
 		void *state, void *box, const char *path, size_t max, char **out, size_t *len);
+	/* Optional (NULL: code contexts are SBX_EUNSUPPORTED). Starts req's
+	 * program as a run nobody waits for: under the sandbox's init, user,
+	 * seccomp, caps and limits, killed at req->timeout_ms; its output is
+	 * dropped and its stdin is empty. No secrets. */
+	int (*spawn)(void *state, void *box, const struct sbx__run_req *req);
 };
 
 #endif

@@ -103,6 +103,9 @@ int sbx__docker_exec(struct sbx__docker *d,
 		     struct sbx__docker_box *b,
 		     const struct sbx__run_req *req,
 		     sbx_result *res);
+/* engine/exec.c: the vtable's spawn: starts req's program detached in the
+ * sandbox box (a struct sbx__docker_box; state, the struct sbx__docker). */
+int sbx__docker_spawn(void *state, void *box, const struct sbx__run_req *req);
 /* The reaper's halves (engine/reap.c): the vtable's reap_list,
  * reap_remove and reap_sweep. */
 int sbx__docker_reap_list(

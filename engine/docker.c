@@ -994,4 +994,5 @@ const struct sbx__backend_ops sbx__docker_ops = {
 	.reap_sweep = sbx__docker_reap_sweep,
 	.image_exists = d_image_exists,
 	.import_image = d_import_image,
+	.spawn = sbx__docker_spawn,
 };

@@ -114,8 +114,8 @@ static int demux(struct run_io *io, const unsigned char *p, size_t n)
 	return 0;
 }
 
-/* The exec request without its Env. */
-static json_t *exec_body(const struct sbx__run_req *req)
+/* The exec request without its Env; attach 0: a detached exec. */
+static json_t *exec_body(const struct sbx__run_req *req, int attach)
 {
 	char dl[32];
 	json_t *cmd;
@@ -131,9 +131,9 @@ static json_t *exec_body(const struct sbx__run_req *req)
 			return NULL;
 		}
 	/* No User: the exec runs as the container's, the sandbox's own uid. */
-	return json_pack("{s:b,s:b,s:b,s:b,s:o,s:s,s:b}", "AttachStdin", 1, "AttachStdout", 1,
-			 "AttachStderr", 1, "Tty", 0, "Cmd", cmd, "WorkingDir", "/", "Privileged",
-			 0);
+	return json_pack("{s:b,s:b,s:b,s:b,s:o,s:s,s:b}", "AttachStdin", attach, "AttachStdout",
+			 attach, "AttachStderr", attach, "Tty", 0, "Cmd", cmd, "WorkingDir", "/",
+			 "Privileged", 0);
 }
 
 /*
@@ -144,9 +144,9 @@ static json_t *exec_body(const struct sbx__run_req *req)
  * every record it shows: exec and container inspect, and the container's
  * config on disk (tests/contract/test_docker_secrets.c checks each).
  */
-static char *exec_text(const struct sbx__run_req *req, size_t *size_out)
+static char *exec_text(const struct sbx__run_req *req, int attach, size_t *size_out)
 {
-	_cleanup_json_ json_t *body = exec_body(req);
+	_cleanup_json_ json_t *body = exec_body(req, attach);
 	_sbx_cleanup_free_ char *rest = NULL;
 	size_t need, o = 0;
 	char *t;
@@ -249,7 +249,7 @@ int sbx__docker_exec(struct sbx__docker *d,
 	io.diag.cap = INIT_DIAG_MAX;
 	sbx__frame_decoder_init(&io.dec);
 	have_u0 = b->pid > 0 && sbx__cgroup_read_usage(&u0, "/sys/fs/cgroup", "/proc", b->pid) == 0;
-	text = exec_text(req, &text_size);
+	text = exec_text(req, 1, &text_size);
 	if (!text)
 		return sbx__error_code();
 	snprintf(path, sizeof(path), "/containers/%s/exec", b->id);
@@ -383,4 +383,49 @@ int sbx__docker_exec(struct sbx__docker *d,
 out:
 	sbx__buf_clear(&io.diag);
 	return rc;
+}
+
+/*
+ * A detached exec of `sbx-init run`: the program runs under the init's
+ * supervisor (its deadline, the sandbox user, seccomp and caps) and nobody
+ * reads its output. Used for what must outlive one call (code contexts).
+ */
+int sbx__docker_spawn(void *state, void *box, const struct sbx__run_req *req)
+{
+	struct sbx__docker *d = state;
+	struct sbx__docker_box *b = box;
+	_cleanup_json_ json_t *resp = NULL, *started = NULL;
+	char path[256], exec_id[160];
+	size_t text_size = 0;
+	long status = 0;
+	char *text;
+	int rc;
+
+	if (__atomic_load_n(&b->dead, __ATOMIC_SEQ_CST))
+		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
+				      "sandbox %.12s was killed at an earlier deadline or cancel",
+				      b->id);
+	if (req->has_secrets)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_ENGINE,
+				      "a detached program is given no secrets");
+	text = exec_text(req, 0, &text_size);
+	if (!text)
+		return sbx__error_code();
+	snprintf(path, sizeof(path), "/containers/%s/exec", b->id);
+	rc = sbx__docker_call_text(d, "POST", path, text, 0, &status, &resp);
+	sbx__secmem_free(text, text_size);
+	if (rc == SBX_ENOTFOUND || (rc < 0 && status == 409))
+		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
+				      "sandbox %.12s is gone or not running (its deadline may "
+				      "have passed)",
+				      b->id);
+	if (rc < 0)
+		return rc;
+	if (!json_is_string(json_object_get(resp, "Id")))
+		return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE, "exec: no Id in answer");
+	snprintf(exec_id, sizeof(exec_id), "%.128s",
+		 json_string_value(json_object_get(resp, "Id")));
+	snprintf(path, sizeof(path), "/exec/%s/start", exec_id);
+	return sbx__docker_call_text(d, "POST", path, "{\"Detach\":true,\"Tty\":false}", 0, &status,
+				     &started);
 }
