@@ -18,14 +18,16 @@
 #                         sends SIGINT to the context, and SIGKILL after the
 #                         grace (then says {"t":"dead"}).
 #   signal DIR NAME SIG   sends SIG (INT or KILL) to the context.
-#   list DIR              prints "NAME LANG" of each live context.
+#   wait DIR NAME MS      waits until the context listens, at most MS.
+#   list DIR              prints "NAME LANG CWD" of each live context.
 #
 # The host starts `serve` as a detached run of the sandbox's init (so under
 # the sandbox user, its seccomp, caps and limits, killed at its deadline) and
 # every cell as a normal run of `client`. Each line the host reads is one
 # JSON object: {"t":"out","s":1|2,"d":TEXT}, {"t":"display","main":BOOL,
 # "data":{MIME:TEXT}} (image/png base64), {"t":"err","name","value","tb"},
-# {"t":"end","status":"ok"|"error"|"interrupted","n":N}, {"t":"dead","why"}.
+# {"t":"end","status":"ok"|"error"|"interrupted","n":N}; from the client,
+# {"t":"deadline"} (it interrupts the cell) and {"t":"dead","why"}.
 import os
 import sys
 import json
@@ -136,12 +138,12 @@ def mime_bundle(obj):
             if isinstance(v, bytes):
                 data[mime] = base64.b64encode(v).decode("ascii")
         elif mime == "application/json":
-            data[mime] = json.dumps(v, default=str)
+            data[mime] = json.dumps(v, default=str, ensure_ascii=False)
         elif isinstance(v, str):
             data[mime] = v
     if isinstance(obj, (dict, list)) and "application/json" not in data:
         try:
-            data["application/json"] = json.dumps(obj)
+            data["application/json"] = json.dumps(obj, ensure_ascii=False)
         except (TypeError, ValueError):
             pass
     try:
@@ -316,7 +318,7 @@ def serve(d, name, lang):
     lsock.listen(4)
     ctx = Python() if lang == "python" else Bash(d, name)
     with open(pid_path + ".tmp", "w") as f:
-        f.write("%d %s\n" % (os.getpid(), lang))
+        f.write("%d %s %s\n" % (os.getpid(), lang, os.getcwd()))
     os.rename(pid_path + ".tmp", pid_path)
     os.rename(tmp, sock_path)
     while True:
@@ -408,7 +410,8 @@ def client(d, name, deadline_ms, grace_ms, envnames):
             pid = read_pid(d, name)
             if not interrupted:
                 interrupted = True
-                sys.stderr.write("deadline: interrupting the cell\n")
+                out.write(b'{"t": "deadline"}\n')
+                out.flush()
                 if alive(pid):
                     os.kill(pid, signal.SIGINT)
                 deadline = now + grace
@@ -445,6 +448,16 @@ def main(argv):
                     os.unlink(p)
                 except OSError:
                     pass
+    elif mode == "wait":
+        # Until the context listens: create returns a context that can run.
+        d, name = argv[2], argv[3]
+        until = time.monotonic() + int(argv[4]) / 1000.0
+        while not (alive(read_pid(d, name)) and os.path.exists(paths(d, name)[0])):
+            if time.monotonic() >= until:
+                sys.stderr.write("context %s did not start in %s ms (does its cwd exist "
+                                 "and hold python3?)\n" % (name, argv[4]))
+                sys.exit(4)
+            time.sleep(0.005)
     elif mode == "list":
         try:
             names = sorted(os.listdir(argv[2]))
@@ -455,11 +468,11 @@ def main(argv):
                 n = f[:-4]
                 try:
                     with open(os.path.join(argv[2], f)) as fh:
-                        pid, lang = fh.read().split()[:2]
+                        pid, lang, cwd = fh.read().rstrip("\n").split(" ", 2)
                 except (OSError, ValueError):
                     continue
                 if alive(int(pid)):
-                    print(n, lang)
+                    print(n, lang, cwd)
 
 
 main(sys.argv)

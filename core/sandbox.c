@@ -35,28 +35,6 @@
 #define SBX_MAX_ARGC 4096
 #define SBX_READ_DEFAULT_MAX (64u << 20)
 
-struct sbx_backend {
-	const struct sbx__backend_ops *ops;
-	void *state;
-	sbx_config *config;	    /* the operator config (a reference); NULL: built-in */
-	struct sbx__audit *audit;   /* NULL: no audit events */
-	struct sbx__tracer *tracer; /* NULL: no spans */
-};
-
-struct sbx_sandbox {
-	sbx_backend *backend;
-	void *box;
-	char *id;
-	sbx_tier tier;
-	sbx_policy *policy;
-	int ended;	       /* an sbx__ended: how a run ended the sandbox, if one did */
-	uint64_t deadline_ns;  /* when the sandbox ends by itself; 0: unknown */
-	struct sbx__span span; /* the sandbox's life, parent of its operations' spans */
-	/* The secrets its runs were given: its records are redacted with these
-	 * and the process's own values, and with no other sandbox's. */
-	struct sbx__redact_scope redact;
-};
-
 static struct sbx__audit_ctx ctx_of(const sbx_sandbox *s)
 {
 	return (struct sbx__audit_ctx){.sandbox_id = s->id,
@@ -781,6 +759,18 @@ static int run_common(sbx_result **out,
 
 	sbx__redact_scope_leave(prev);
 	return rc;
+}
+
+int sbx__sandbox_run_kind(sbx_result **out,
+			  sbx_sandbox *s,
+			  const char *const *argv,
+			  const sbx_run_options *opts,
+			  sbx_timeout_kind kind,
+			  const char *what,
+			  const char *language)
+{
+	return run_common(out, s, argv, opts, kind, opts ? opts->stdin_data : NULL,
+			  opts ? opts->stdin_len : 0, what, language, NULL);
 }
 
 int sbx_sandbox_run(sbx_result **out,

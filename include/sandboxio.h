@@ -20,6 +20,7 @@
 #include "sandboxio/common.h"
 #include "sandboxio/config.h"
 #include "sandboxio/errors.h"
+#include "sandboxio/interp.h"
 #include "sandboxio/policy.h"
 #include "sandboxio/pool.h"
 #include "sandboxio/sandbox.h"
