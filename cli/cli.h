@@ -169,4 +169,8 @@ void cli_usage(enum cli_cmd cmd, int to_stderr);
 int cmd_serve(struct cli_opts *o, int argc, char **argv, int i);
 void cli_serve_usage(int to_stderr);
 
+/* code.c: `sandboxio code`, dispatched as serve is (its own options). */
+int cmd_code(struct cli_opts *o, int argc, char **argv, int i);
+void cli_code_usage(int to_stderr);
+
 #endif

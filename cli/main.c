@@ -33,6 +33,7 @@ static const char usage_main[] =
 	"  run-code [OPTIONS] --lang L FILE|-    the same for python or bash source code\n"
 	"  create [OPTIONS]                      create a sandbox and print its id\n"
 	"  exec [OPTIONS] ID [--] COMMAND [ARG...]  run COMMAND in a sandbox made by create\n"
+	"  code [OPTIONS] ID [--] CODE|-         run a cell in a code context of a sandbox\n"
 	"  rm ID [ID...]                         remove sandboxes\n"
 	"  ls [--tenant T]                       list sandboxes\n"
 	"  reap [--dry-run] [--tenant T]         remove sandboxes that nobody will close\n"
@@ -411,6 +412,10 @@ static int help(int argc, char **argv, int i)
 		cli_serve_usage(0);
 		return 0;
 	}
+	if (i < argc && strcmp(argv[i], "code") == 0) {
+		cli_code_usage(0);
+		return 0;
+	}
 
 	if (i < argc && c == CMD_NONE) {
 		fprintf(stderr, "sandboxio: unknown command '%s'\n", argv[i]);
@@ -442,6 +447,8 @@ static int dispatch(struct cli_opts *o, int argc, char **argv)
 	/* serve parses its own options (cli/serve.c). */
 	if (strcmp(argv[i], "serve") == 0)
 		return cmd_serve(o, argc, argv, i + 1);
+	if (strcmp(argv[i], "code") == 0)
+		return cmd_code(o, argc, argv, i + 1);
 	o->cmd = lookup(argv[i]);
 	if (o->cmd == CMD_NONE) {
 		cli_print_error(o, SBX_EINVALID, "unknown command '%.64s' (see 'sandboxio --help')",
