@@ -11,7 +11,9 @@
  * interrupt from another thread stops a cell; bash keeps its variables and
  * cwd; a secret is redacted from every part of a result; and a cell that
  * writes garbage to the context's socket (what the host parses) gets a
- * result that counts it, and the context still works.
+ * result that counts it, and the context still works. The context's
+ * process has the uid, no_new_privs, seccomp mode and capability sets of
+ * a run.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -437,6 +439,34 @@ static void test_interp__garbage_on_the_socket(void **state)
 	sbx_context_close(c);
 }
 
+/* The fields of /proc/self/status that say how a process is locked down. */
+static const char status_fields[] = "Uid|Gid|NoNewPrivs|Seccomp|CapInh|CapPrm|CapEff|CapBnd|CapAmb";
+
+static void test_interp__context_locked_down_as_a_run(void **state)
+{
+	char line[256];
+	sbx_context *c = ctx(state, "python");
+	sbx_code_result *r;
+	sbx_result *run;
+
+	snprintf(line, sizeof(line), "grep -E '^(%s):' /proc/self/status", status_fields);
+	run = t_run(S(state), line, NULL);
+	assert_int_equal(run->exit_code, 0);
+	snprintf(line, sizeof(line),
+		 "import re\n"
+		 "print(''.join(l for l in open('/proc/self/status') if re.match(r'(%s):', l)), "
+		 "end='')",
+		 status_fields);
+	r = cell(c, line);
+	assert_ok(r);
+	assert_non_null(strstr(run->stdout_data, "NoNewPrivs:\t1"));
+	assert_non_null(strstr(run->stdout_data, "CapEff:\t0000000000000000"));
+	assert_string_equal(r->stdout_data, run->stdout_data);
+	sbx_result_free(run);
+	sbx_code_result_free(r);
+	sbx_context_close(c);
+}
+
 static void test_interp__bad_arguments(void **state)
 {
 	sbx_context_options o = SBX_CONTEXT_OPTIONS_INIT;
@@ -474,6 +504,7 @@ int main(void)
 		cmocka_unit_test(test_interp__bash_keeps_variables_and_cwd),
 		cmocka_unit_test(test_interp__secrets_redacted_everywhere),
 		cmocka_unit_test(test_interp__garbage_on_the_socket),
+		cmocka_unit_test(test_interp__context_locked_down_as_a_run),
 		cmocka_unit_test(test_interp__bad_arguments),
 	};
 
