@@ -340,6 +340,7 @@ static void test_interp__interrupt_from_another_thread(void **state)
 
 static void test_interp__bash_keeps_variables_and_cwd(void **state)
 {
+	sbx_code_options o = SBX_CODE_OPTIONS_INIT;
 	sbx_context *c = ctx(state, "bash");
 	sbx_code_result *r = cell(c, "cd /tmp && V=7");
 
@@ -352,6 +353,21 @@ static void test_interp__bash_keeps_variables_and_cwd(void **state)
 	r = cell(c, "false");
 	assert_int_equal(r->status, SBX_CODE_ERROR);
 	assert_string_equal(r->error_value, "1");
+	sbx_code_result_free(r);
+	/* Interrupted twice, in a child and then in bash itself: once a trap
+	 * has returned from a cell whose child died of SIGINT, bash runs it
+	 * again only when it is set again for each cell. */
+	o.timeout_ms = 5000;
+	for (int i = 0; i < 2; i++) {
+		r = cell_opts(c, i ? "while :; do :; done; echo never" : "sleep 1000; echo never",
+			      &o);
+		assert_int_equal(r->status, SBX_CODE_TIMEOUT);
+		assert_string_equal(r->stdout_data, "");
+		sbx_code_result_free(r);
+	}
+	r = cell(c, "echo \"$V\"");
+	assert_ok(r);
+	assert_string_equal(r->stdout_data, "7\n");
 	sbx_code_result_free(r);
 	sbx_context_close(c);
 }
