@@ -91,10 +91,10 @@ build/gen/%.pb-c.c build/gen/%.pb-c.h: %.proto
 
 # The code contexts' driver (core/interp-driver.py), embedded by core/interp.c
 # as one C string.
-build/gen/interp-driver.h: core/interp-driver.py
-	@mkdir -p build/gen
+build/gen/core/interp-driver.h: core/interp-driver.py
+	@mkdir -p build/gen/core
 	$(Q)sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@.tmp && mv $@.tmp $@
-$(B)/obj/core/interp.o build/fuzz/obj/core/interp.o: build/gen/interp-driver.h
+$(B)/obj/core/interp.o build/fuzz/obj/core/interp.o: build/gen/core/interp-driver.h
 
 # Generated code is compiled without -Werror's stricter prototype checks.
 $(B)/obj/gen/%.o: build/gen/%.c

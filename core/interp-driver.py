@@ -1,6 +1,6 @@
 # core/interp-driver.py: the code interpreter's driver, run inside a sandbox.
 #
-# The library embeds this file (build/gen/interp-driver.h) and passes it to
+# The library embeds this file (build/gen/core/interp-driver.h) and passes it to
 # python3 -c, so any image with python3 can hold code contexts; nothing of it
 # lives in the image. It is written here rather than taken from ipykernel:
 # ipykernel talks ZeroMQ over TCP or IPC sockets and needs jupyter_client's

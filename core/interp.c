@@ -37,7 +37,7 @@
 #define ENVNAMES_MAX 8192
 
 static const char driver_src[] =
-#include "interp-driver.h"
+#include "core/interp-driver.h"
 	;
 
 struct sbx_context {
