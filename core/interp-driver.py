@@ -12,9 +12,10 @@
 #                         cell per connection (python: exec of all but the
 #                         last expression, eval of the last; bash: a bash
 #                         process whose variables and cwd persist).
-#   client DIR NAME DEADLINE_MS GRACE_MS [ENVNAMES]
+#   client DIR NAME DEADLINE_MS GRACE_MS LIMIT [ENVNAMES]
 #                         reads a cell on stdin, sends it, relays the
-#                         context's JSON lines to stdout; at the deadline
+#                         context's JSON lines to stdout (LIMIT bytes of
+#                         them, then only short ones); at the deadline
 #                         sends SIGINT to the context, and SIGKILL after the
 #                         grace (then says {"t":"dead"}).
 #   signal DIR NAME SIG   sends SIG (INT or KILL) to the context.
@@ -27,7 +28,8 @@
 # JSON object: {"t":"out","s":1|2,"d":TEXT}, {"t":"display","main":BOOL,
 # "data":{MIME:TEXT}} (image/png base64), {"t":"err","name","value","tb"},
 # {"t":"end","status":"ok"|"error"|"interrupted","n":N}; from the client,
-# {"t":"deadline"} (it interrupts the cell) and {"t":"dead","why"}.
+# {"t":"deadline"} (it interrupts the cell), {"t":"truncated"} (lines past
+# its limit were dropped) and {"t":"dead","why"}.
 import os
 import sys
 import json
@@ -375,7 +377,7 @@ def dead(why):
     sys.exit(0)
 
 
-def client(d, name, deadline_ms, grace_ms, envnames):
+def client(d, name, deadline_ms, grace_ms, limit, envnames):
     import select
 
     code = sys.stdin.buffer.read().decode("utf-8", "replace")
@@ -403,6 +405,7 @@ def client(d, name, deadline_ms, grace_ms, envnames):
             env[n] = os.environ[n]
     s.sendall((json.dumps({"code": code, "env": env}) + "\n").encode("utf-8", "backslashreplace"))
     out = sys.stdout.buffer
+    relay = Relay(out, int(limit))
     interrupted = False
     while True:
         now = time.monotonic()
@@ -426,8 +429,50 @@ def client(d, name, deadline_ms, grace_ms, envnames):
         c = s.recv(65536)
         if not c:
             break
-        out.write(c)
-        out.flush()
+        relay.feed(c)
+
+
+class Relay:
+    """Passes whole lines on, at most limit bytes of them, so that the end
+    of the cell always fits in the host's output cap: streams stop first,
+    other lines at the limit, then only a few short end lines go on, and
+    {"t":"truncated"} once."""
+
+    def __init__(self, out, limit):
+        self.out, self.limit, self.total = out, limit, 0
+        # Streams stop first, leaving room for the value, error and items.
+        self.out_limit = limit - min(65536, limit // 4)
+        self.buf, self.skipping, self.dropped, self.ends = b"", False, False, 0
+
+    def drop(self):
+        if not self.dropped:
+            self.dropped = True
+            self.out.write(b'{"t": "truncated"}\n')
+
+    def feed(self, c):
+        self.buf += c
+        while True:
+            i = self.buf.find(b"\n")
+            if i < 0:
+                break
+            line, self.buf = self.buf[: i + 1], self.buf[i + 1 :]
+            if self.skipping:
+                self.skipping = False
+            elif self.total + len(line) <= (
+                self.out_limit if line.startswith(b'{"t": "out"') else self.limit
+            ):
+                self.total += len(line)
+                self.out.write(line)
+            elif line.startswith(b'{"t": "end"') and len(line) <= 256 and self.ends < 4:
+                self.ends += 1
+                self.out.write(line)
+            else:
+                self.drop()
+        if len(self.buf) > self.limit:
+            # A line longer than all that may pass: dropped as it comes.
+            self.buf, self.skipping = b"", True
+            self.drop()
+        self.out.flush()
 
 
 def main(argv):
@@ -435,7 +480,7 @@ def main(argv):
     if mode == "serve":
         serve(argv[2], argv[3], argv[4])
     elif mode == "client":
-        client(argv[2], argv[3], argv[4], argv[5], argv[6] if len(argv) > 6 else "")
+        client(argv[2], argv[3], argv[4], argv[5], argv[6], argv[7] if len(argv) > 7 else "")
     elif mode == "signal":
         pid = read_pid(argv[2], argv[3])
         if not alive(pid):

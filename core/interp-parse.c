@@ -381,6 +381,8 @@ static int on_line(struct sbx__interp_parser *p, const char *line, size_t len)
 			p->dead = 1;
 		else
 			r->status = SBX_CODE_ERROR;
+	} else if (strcmp(t, "truncated") == 0) {
+		r->truncated = 1;
 	} else if (strcmp(t, "deadline") == 0) {
 		p->deadline = 1;
 	} else if (strcmp(t, "dead") == 0) {

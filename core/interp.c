@@ -33,6 +33,8 @@
 #define GRACE_MAX_MS 3000
 /* Helper runs (list, interrupt, kill): their deadline at most. */
 #define HELPER_TIMEOUT_MS 30000
+/* Output cap bytes kept for the lines that end a cell. */
+#define RESERVE 4096
 /* Secret names forwarded to a cell, joined with commas: at most. */
 #define ENVNAMES_MAX 8192
 
@@ -386,9 +388,10 @@ int sbx_context_run(sbx_code_result **out,
 {
 	sbx_run_options ro = SBX_RUN_OPTIONS_INIT;
 	struct sbx__interp_parser p;
-	char dl[24], gr[24], names[ENVNAMES_MAX];
-	const char *argv[] = {"python3",	"-I", "-S", "-c",  driver_src, "client", CTX_DIR,
-			      c ? c->name : "", dl,   gr,   names, NULL};
+	char dl[24], gr[24], lim[24], names[ENVNAMES_MAX];
+	int64_t cap;
+	const char *argv[] = {"python3",	"-I", "-S", "-c", driver_src, "client", CTX_DIR,
+			      c ? c->name : "", dl,   gr,   lim,  names,      NULL};
 	uint64_t t, grace, start = sbx__mono_ms();
 	sbx_code_result *res;
 	sbx_result *r = NULL;
@@ -410,6 +413,11 @@ int sbx_context_run(sbx_code_result **out,
 	grace = t / 5 < GRACE_MAX_MS ? t / 5 : GRACE_MAX_MS;
 	snprintf(dl, sizeof(dl), "%llu", (unsigned long long)(t - 2 * grace));
 	snprintf(gr, sizeof(gr), "%llu", (unsigned long long)grace);
+	/* The lines the client passes on: room is left under the output cap
+	 * for the cell's end, which must reach the host. */
+	cap = c->s->policy->limit[SBX_LIMIT_OUTPUT];
+	snprintf(lim, sizeof(lim), "%lld",
+		 (long long)(cap > 2 * RESERVE ? cap - RESERVE : cap / 2));
 	rc = env_names(names, sizeof(names), opts ? opts->secrets : NULL);
 	if (rc < 0)
 		return rc;

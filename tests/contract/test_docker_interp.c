@@ -483,6 +483,39 @@ static void test_interp__context_locked_down_as_a_run(void **state)
 	sbx_context_close(c);
 }
 
+/* A cell that prints past the output cap: what passes is cut, the cell's
+ * end still arrives, and the context keeps its state. */
+static void test_interp__output_past_the_cap(void **state)
+{
+	sbx_policy *p = t_policy();
+	const char *img = getenv("SBX_TEST_INTERP_IMAGE");
+	sbx_sandbox *s = NULL;
+	sbx_context *c = NULL;
+	sbx_code_result *r;
+
+	assert_int_equal(sbx_policy_set_limit(p, SBX_LIMIT_OUTPUT, 65536), 0);
+	if (img && *img)
+		assert_int_equal(sbx_policy_set_image(p, img), 0);
+	if (sbx_sandbox_create(&s, ((struct fx *)*state)->b, p) != 0 ||
+	    sbx_context_create(&c, s, NULL) != 0)
+		fail_msg("%s", sbx_error_last()->message);
+	r = cell(c, "kept = 5\nfor i in range(5000):\n    print('x' * 100)\n"
+		    "print('y' * 300000)\n'done'");
+	assert_ok(r);
+	assert_true(r->truncated);
+	assert_non_null(r->text);
+	assert_string_equal(r->text, "'done'");
+	assert_true(r->stdout_len <= 65536);
+	sbx_code_result_free(r);
+	r = cell(c, "kept");
+	assert_ok(r);
+	assert_string_equal(r->text, "5");
+	sbx_code_result_free(r);
+	sbx_context_close(c);
+	sbx_sandbox_close(s);
+	sbx_policy_free(p);
+}
+
 static void test_interp__bad_arguments(void **state)
 {
 	sbx_context_options o = SBX_CONTEXT_OPTIONS_INIT;
@@ -521,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_interp__secrets_redacted_everywhere),
 		cmocka_unit_test(test_interp__garbage_on_the_socket),
 		cmocka_unit_test(test_interp__context_locked_down_as_a_run),
+		cmocka_unit_test(test_interp__output_past_the_cap),
 		cmocka_unit_test(test_interp__bad_arguments),
 	};
 
