@@ -79,18 +79,25 @@ const char *sbx_code_status_name(sbx_code_status st)
 	return "unknown";
 }
 
+/* A helper run's deadline: at most HELPER_TIMEOUT_MS and the policy's. */
+static uint64_t helper_timeout(const sbx_sandbox *s)
+{
+	uint64_t limit = sbx_policy_timeout_ms(s->policy, SBX_TIMEOUT_RUN);
+
+	return limit && limit < HELPER_TIMEOUT_MS ? limit : HELPER_TIMEOUT_MS;
+}
+
 /* A run of the driver in mode args (at most 8), with its stdout. */
 static int helper(sbx_result **r, sbx_sandbox *s, const char *const *args)
 {
 	const char *argv[16] = {"python3", "-I", "-S", "-c", driver_src};
 	sbx_run_options o = SBX_RUN_OPTIONS_INIT;
-	uint64_t limit = sbx_policy_timeout_ms(s->policy, SBX_TIMEOUT_RUN);
 	size_t i;
 
 	for (i = 0; args[i] && i < 8; i++)
 		argv[5 + i] = args[i];
 	argv[5 + i] = NULL;
-	o.timeout_ms = limit && limit < HELPER_TIMEOUT_MS ? limit : HELPER_TIMEOUT_MS;
+	o.timeout_ms = helper_timeout(s);
 	return sbx__sandbox_run_kind(r, s, argv, &o, SBX_TIMEOUT_RUN, "run", NULL);
 }
 
@@ -177,7 +184,8 @@ static int wait_started(sbx_context *c)
 	sbx_result *r = NULL;
 	int rc;
 
-	snprintf(ms, sizeof(ms), "%d", HELPER_TIMEOUT_MS - 5000);
+	/* It says why before its own run's deadline. */
+	snprintf(ms, sizeof(ms), "%llu", (unsigned long long)(helper_timeout(c->s) * 4 / 5));
 	rc = helper(&r, c->s, args);
 	if (rc == 0 && (r->status != SBX_RUN_EXITED || r->exit_code != 0))
 		rc = helper_failed(r, "start context");
