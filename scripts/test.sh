@@ -7,8 +7,12 @@
 set -eu
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+# The default image, built when it is missing or older than its recipe
+# (scripts/mkimage.sh): code contexts need matplotlib and pandas in it.
 if ! curl -fsS --unix-socket /var/run/docker.sock \
-	http://localhost/v1.41/images/sandboxio%2Fpython:3.11/json >/dev/null 2>&1; then
+	http://localhost/v1.41/images/sandboxio%2Fpython:3.11/json >/dev/null 2>&1 ||
+	! docker run --rm --network none --entrypoint python3 sandboxio/python:3.11 \
+		-c 'import matplotlib, pandas' >/dev/null 2>&1; then
 	SANDBOXIO_INIT="$PWD/build/sbx-init" build/sandboxio image build
 fi
 # Each suite's "==" line gets the time it started, so that the log shows
