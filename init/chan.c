@@ -58,8 +58,14 @@
  * When all are held, requests are not read until one is freed.
  */
 #define RUNS_HELD (2 * SBX_CHAN_RUNS_MAX)
-/* A spare's spec header: u64 deadline ms, u32 argc, u32 envc, u32 spec length. */
-#define CTL_HEAD 20
+/*
+ * A spare's spec header: u64 deadline ms, u32 argc, u32 envc, u32 spec
+ * length, u32 flags (CTL_PTY), u16 rows, u16 cols. A run with a terminal
+ * keeps the pipe after its spec: window sizes follow, 4 bytes each.
+ */
+#define CTL_HEAD 28
+#define CTL_PTY 1u
+#define CTL_RESIZE 4
 
 extern char **environ;
 
@@ -83,6 +89,9 @@ struct run {
 	int ctl_fd;	     /* the supervisor's spec pipe, until the spec is written */
 	unsigned char *cbuf; /* the spec on its way there (it holds the environment) */
 	size_t clen, coff;
+	int pty;		      /* a terminal's run: ctl_fd stays for window sizes */
+	unsigned char rs[CTL_RESIZE]; /* the latest window size not yet passed on */
+	int rs_pending;
 };
 
 /* A supervisor forked ahead of its run, waiting for a spec on ctl_fd. */
@@ -128,6 +137,18 @@ static struct run *run_of(unsigned int id)
 	return NULL;
 }
 
+/* Drops what is left of the spec (wiped) and the window sizes; closes the pipe. */
+static void ctl_done(struct run *r)
+{
+	if (r->cbuf)
+		explicit_bzero(r->cbuf, r->clen);
+	free(r->cbuf);
+	r->cbuf = NULL;
+	r->clen = r->coff = 0;
+	r->rs_pending = 0;
+	close_fd(&r->ctl_fd);
+}
+
 /* Its EXIT is out: the parser may free the id (at its EOF), the host hears no more. */
 static void exit_out(struct run *r)
 {
@@ -137,6 +158,7 @@ static void exit_out(struct run *r)
 	r->ilen = 0;
 	r->credit = 0;
 	close_fd(&r->stdin_fd);
+	ctl_done(r);
 	sbx_init_req_finished(&C.req, r->id);
 }
 
@@ -170,12 +192,17 @@ static void drop_spare(void)
 	C.spare.pid = 0;
 }
 
-/* Hands the spec to the run's supervisor as far as its pipe takes it. */
+/*
+ * Hands the spec to the run's supervisor as far as its pipe takes it; for a
+ * run with a terminal, then the latest window size (4 bytes: one write to a
+ * pipe, whole or not at all).
+ */
 static void write_ctl(struct run *r)
 {
-	while (r->ctl_fd >= 0 && r->coff < r->clen) {
-		ssize_t w = write(r->ctl_fd, r->cbuf + r->coff, r->clen - r->coff);
+	ssize_t w;
 
+	while (r->ctl_fd >= 0 && r->coff < r->clen) {
+		w = write(r->ctl_fd, r->cbuf + r->coff, r->clen - r->coff);
 		if (w > 0) {
 			r->coff += (size_t)w;
 			continue;
@@ -185,14 +212,29 @@ static void write_ctl(struct run *r)
 		if (w < 0 && errno == EAGAIN)
 			return;
 		/* The supervisor is gone: its frames pipe tells the rest. */
-		break;
+		ctl_done(r);
+		return;
 	}
 	if (r->cbuf)
 		explicit_bzero(r->cbuf, r->clen);
 	free(r->cbuf);
 	r->cbuf = NULL;
 	r->clen = r->coff = 0;
-	close_fd(&r->ctl_fd);
+	if (!r->pty) {
+		close_fd(&r->ctl_fd);
+		return;
+	}
+	while (r->ctl_fd >= 0 && r->rs_pending) {
+		w = write(r->ctl_fd, r->rs, sizeof(r->rs));
+		if (w == (ssize_t)sizeof(r->rs))
+			r->rs_pending = 0;
+		else if (w < 0 && errno == EINTR)
+			continue;
+		else if (w < 0 && errno == EAGAIN)
+			return;
+		else
+			ctl_done(r);
+	}
 }
 
 /* Stops serving: the runs in flight are stopped and nothing more is read. */
@@ -222,8 +264,7 @@ static void channel_close(const char *why)
 			(void)kill(r->pid, SIGTERM);
 		close_fd(&r->frames_fd);
 		close_fd(&r->stdin_fd);
-		r->clen = r->coff;
-		write_ctl(r);
+		ctl_done(r);
 		exit_out(r);
 	}
 	drop_spare();
@@ -340,6 +381,22 @@ static void on_stdin_eof(void *arg, unsigned int id)
 		close_fd(&r->stdin_fd);
 }
 
+static void on_resize(void *arg, unsigned int id, uint16_t rows, uint16_t cols)
+{
+	struct run *r = run_of(id);
+
+	(void)arg;
+	if (!r || !r->pty || r->ctl_fd < 0)
+		return;
+	/* Only the latest size matters: one that has not gone out yet is replaced. */
+	r->rs[0] = (unsigned char)(rows >> 8);
+	r->rs[1] = (unsigned char)rows;
+	r->rs[2] = (unsigned char)(cols >> 8);
+	r->rs[3] = (unsigned char)cols;
+	r->rs_pending = 1;
+	write_ctl(r);
+}
+
 static int same_name(const char *a, const char *b)
 {
 	while (*a && *a != '=' && *a == *b) {
@@ -407,7 +464,8 @@ static void __attribute__((noreturn)) spare_main(int in_r, int frames_w, int ctl
 	unsigned char head[CTL_HEAD], *blob, one;
 	struct sbx_init_spec *s;
 	const char *why = "";
-	uint32_t argc, envc, len;
+	uint32_t argc, envc, len, flags;
+	struct sbx_init_tty tty;
 	long long deadline_ms;
 	sigset_t none;
 	char **env;
@@ -440,14 +498,23 @@ static void __attribute__((noreturn)) spare_main(int in_r, int frames_w, int ctl
 	       head[15];
 	len = (uint32_t)head[16] << 24 | (uint32_t)head[17] << 16 | (uint32_t)head[18] << 8 |
 	      head[19];
+	flags = (uint32_t)head[20] << 24 | (uint32_t)head[21] << 16 | (uint32_t)head[22] << 8 |
+		head[23];
+	tty = (struct sbx_init_tty){.rows = (uint16_t)(head[24] << 8 | head[25]),
+				    .cols = (uint16_t)(head[26] << 8 | head[27]),
+				    .resize_fd = ctl};
 	if (len < 1 || len > SBX_CHAN_SPEC_MAX || deadline_ms < 1 ||
-	    (uint64_t)deadline_ms > SBX_CHAN_DEADLINE_MS_MAX)
+	    (uint64_t)deadline_ms > SBX_CHAN_DEADLINE_MS_MAX || (flags & ~CTL_PTY))
 		_exit(SBX_INIT_EXIT_USAGE);
 	blob = malloc(len);
-	/* Exactly the spec, then end of file. */
-	if (!blob || read_full(ctl, blob, len) != 0 || read(ctl, &one, 1) != 0)
+	if (!blob || read_full(ctl, blob, len) != 0)
 		_exit(SBX_INIT_EXIT_USAGE);
-	close(ctl);
+	/* Exactly the spec, then end of file; with a terminal, window sizes. */
+	if (!(flags & CTL_PTY)) {
+		if (read(ctl, &one, 1) != 0)
+			_exit(SBX_INIT_EXIT_USAGE);
+		close(ctl);
+	}
 	s = sbx_init_spec_split(blob, len, argc, envc, &why);
 	if (!s) {
 		sbx_init_msg("run: %s", why);
@@ -459,6 +526,8 @@ static void __attribute__((noreturn)) spare_main(int in_r, int frames_w, int ctl
 		_exit(SBX_INIT_EXIT_USAGE);
 	}
 	environ = env;
+	if (flags & CTL_PTY)
+		_exit(sbx_init_supervise_start_tty(deadline_ms, s->cwd, s->argv, &tty));
 	_exit(sbx_init_supervise_start(deadline_ms, s->cwd, s->argv));
 }
 
@@ -541,6 +610,10 @@ static void on_start(void *arg, struct sbx_init_spec *s)
 	put_be(r->cbuf + 8, s->argc, 4);
 	put_be(r->cbuf + 12, s->envc, 4);
 	put_be(r->cbuf + 16, s->len, 4);
+	put_be(r->cbuf + 20, s->pty ? CTL_PTY : 0, 4);
+	put_be(r->cbuf + 24, s->rows, 2);
+	put_be(r->cbuf + 26, s->cols, 2);
+	r->pty = s->pty;
 	memcpy(r->cbuf + CTL_HEAD, s->blob, s->len);
 	r->clen = CTL_HEAD + (size_t)s->len;
 	sbx_init_spec_free(s);
@@ -558,6 +631,7 @@ static const struct sbx_init_req_ops req_ops = {
 	.start = on_start,
 	.stdin_data = on_stdin,
 	.stdin_eof = on_stdin_eof,
+	.resize = on_resize,
 };
 
 static void queue_credit(struct run *r)
@@ -649,8 +723,7 @@ static void run_free(struct run *r)
 {
 	close_fd(&r->frames_fd);
 	close_fd(&r->stdin_fd);
-	r->clen = r->coff;
-	write_ctl(r);
+	ctl_done(r);
 	free(r->ibuf);
 	free(r->dec);
 	memset(r, 0, sizeof(*r));
@@ -894,7 +967,7 @@ int sbx_init_chan_serve(long long deadline)
 				kind[n] = K_STDIN;
 				who[n++] = rr;
 			}
-			if (rr->ctl_fd >= 0) {
+			if (rr->ctl_fd >= 0 && (rr->coff < rr->clen || rr->rs_pending)) {
 				pfd[n] = (struct pollfd){.fd = rr->ctl_fd, .events = POLLOUT};
 				kind[n] = K_CTL;
 				who[n++] = rr;

@@ -102,6 +102,22 @@ int sbx_init_supervise(long long deadline_ms, const char *cwd, char **prog, int 
 int sbx_init_supervise_prepare(int lockdown);
 int sbx_init_supervise_start(long long deadline_ms, const char *cwd, char **prog);
 
+/*
+ * A run under a pseudo-terminal: the program gets the slave as its
+ * controlling terminal in a new session (stdin, stdout and stderr), the
+ * supervisor relays the master's output as STDOUT frames and writes its own
+ * stdin to the master. resize_fd, if >= 0, carries window sizes (4 bytes
+ * each: u16 rows, u16 cols, big-endian) until end of file.
+ */
+struct sbx_init_tty {
+	uint16_t rows, cols;
+	int resize_fd;
+};
+int sbx_init_supervise_start_tty(long long deadline_ms,
+				 const char *cwd,
+				 char **prog,
+				 const struct sbx_init_tty *tty);
+
 /* Kills every process of the sandbox (as PID 1), or every descendant elsewhere. */
 void sbx_init_kill_sandbox(void);
 
@@ -119,6 +135,8 @@ int sbx_init_chan_serve(long long deadline);
 struct sbx_init_spec {
 	unsigned int id;
 	long long deadline_ms;
+	int pty; /* run under a pseudo-terminal of rows x cols */
+	uint16_t rows, cols;
 	char *cwd;
 	char **argv; /* NULL-terminated */
 	char **env;  /* NULL-terminated NAME=VALUE, to override the init's own */
@@ -146,6 +164,8 @@ struct sbx_init_req_ops {
 	void (*stdin_data)(void *arg, unsigned int id, const unsigned char *p, size_t len);
 	/* The end of a live run's stdin. */
 	void (*stdin_eof)(void *arg, unsigned int id);
+	/* A new window size for a live run with a terminal. */
+	void (*resize)(void *arg, unsigned int id, uint16_t rows, uint16_t cols);
 };
 
 /* What the parser knows of a run id. */
@@ -153,6 +173,7 @@ struct sbx_init_slot {
 	unsigned int id;
 	int used;
 	int eof;	  /* STDIN_EOF came */
+	int pty;	  /* the run has a terminal: RESIZE is allowed */
 	int finished;	  /* the init is done with the run: later stdin is dropped */
 	uint32_t unacked; /* stdin bytes received and not yet consumed */
 };

@@ -178,6 +178,9 @@ static int on_spec(struct sbx_init_req *r, unsigned int id, const unsigned char 
 	r->blob = NULL;
 	s->id = id;
 	s->deadline_ms = (long long)r->pend.deadline_ms;
+	s->pty = (r->pend.flags & SBX_CHAN_OPEN_PTY) != 0;
+	s->rows = r->pend.rows;
+	s->cols = r->pend.cols;
 	/* on_open saw a free slot, and no OPEN can come while a spec is pending. */
 	for (i = 0; i < SBX_CHAN_RUNS_MAX && r->slot[i].used; i++)
 		;
@@ -185,7 +188,7 @@ static int on_spec(struct sbx_init_req *r, unsigned int id, const unsigned char 
 		sbx_init_spec_free(s);
 		return violation(r, "no slot for a run");
 	}
-	r->slot[i] = (struct sbx_init_slot){.id = id, .used = 1};
+	r->slot[i] = (struct sbx_init_slot){.id = id, .used = 1, .pty = s->pty};
 	r->pend_id = 0;
 	r->ops->start(r->arg, s);
 	return 0;
@@ -225,6 +228,23 @@ static int on_eof(struct sbx_init_req *r, unsigned int id)
 	return 0;
 }
 
+static int on_resize(struct sbx_init_req *r, unsigned int id, const unsigned char *p, size_t len)
+{
+	struct sbx_init_slot *s = slot_of(r, id);
+	uint16_t rows, cols;
+
+	if (!s || r->pend_id == id)
+		return violation(r, "RESIZE for a run that is not open");
+	if (!s->pty)
+		return violation(r, "RESIZE for a run without a terminal");
+	if (sbx__chan_resize_decode(p, len, &rows, &cols) != 0)
+		return violation(r, "malformed RESIZE");
+	if (s->finished)
+		return 0; /* the run is over: nobody to tell */
+	r->ops->resize(r->arg, id, rows, cols);
+	return 0;
+}
+
 static int on_frame(int type, unsigned int id, const unsigned char *p, size_t len, void *arg)
 {
 	struct sbx_init_req *r = arg;
@@ -241,6 +261,8 @@ static int on_frame(int type, unsigned int id, const unsigned char *p, size_t le
 		return on_stdin(r, id, p, len);
 	case SBX_FRAME_STDIN_EOF:
 		return on_eof(r, id);
+	case SBX_FRAME_RESIZE:
+		return on_resize(r, id, p, len);
 	default:
 		return violation(r, "a frame type the host may not send");
 	}

@@ -36,12 +36,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,6 +62,8 @@
 #define WRITE_GRACE_MS 10000
 /* The stack the program's child runs on until it execs (execvp's own needs included). */
 #define SPAWN_STACK (256 * 1024)
+
+#define NO_TTY "cannot open a terminal in the sandbox"
 
 enum { STAGE_CHDIR = 1, STAGE_EXEC = 2 };
 
@@ -83,6 +87,14 @@ static struct {
 	struct stream out, err;
 	int out_p[2], err_p[2]; /* the program's stdout and stderr pipes */
 	unsigned char buf[SBX_FRAME_HDR + SBX_FRAME_MAX];
+	/* With a terminal: the master, our stdin on its way to it, window sizes. */
+	int master;
+	int in_fd; /* our stdin, -1 at its end */
+	unsigned char ibuf[4096];
+	size_t ilen, ioff;
+	int resize_fd;
+	unsigned char rbuf[4];
+	size_t rlen;
 } R;
 
 static void kill_tree(int budget_ms)
@@ -304,6 +316,7 @@ static struct exec_report spawn_rep;
 
 struct spawn_args {
 	int out_w, err_w;
+	int tty; /* out_w is a terminal's slave: it becomes the controlling terminal */
 	const char *cwd;
 	char **argv;
 };
@@ -334,8 +347,15 @@ static int child_exec(void *arg)
 	for (sig = 1; sig < NSIG; sig++)
 		(void)sigaction(sig, &dfl, NULL);
 
-	/* Its own process group, so one kill(-pgid) reaches the usual tree. */
-	(void)setpgid(0, 0);
+	if (a->tty) {
+		/* A new session (so its own process group too) whose terminal is the slave. */
+		if (setsid() < 0 || ioctl(a->out_w, TIOCSCTTY, 0) != 0 ||
+		    dup2(a->out_w, STDIN_FILENO) < 0)
+			child_fail(STAGE_EXEC);
+	} else {
+		/* Its own process group, so one kill(-pgid) reaches the usual tree. */
+		(void)setpgid(0, 0);
+	}
 
 	if (dup2(a->out_w, STDOUT_FILENO) < 0 || dup2(a->err_w, STDERR_FILENO) < 0)
 		child_fail(STAGE_EXEC);
@@ -533,10 +553,108 @@ int sbx_init_supervise_prepare(int lockdown)
 	return 0;
 }
 
+/*
+ * Opens a pseudo-terminal of the given size: the master (non-blocking) in
+ * R.master, the slave returned. Returns -1 with errno set on failure.
+ */
+static int open_pty(const struct sbx_init_tty *tty)
+{
+	struct winsize ws = {.ws_row = tty->rows, .ws_col = tty->cols};
+	char name[128];
+	int slave;
+
+	R.master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (R.master < 0)
+		return -1;
+	if (grantpt(R.master) != 0 || unlockpt(R.master) != 0 ||
+	    ptsname_r(R.master, name, sizeof(name)) != 0)
+		return -1;
+	slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (slave < 0)
+		return -1;
+	if (ioctl(R.master, TIOCSWINSZ, &ws) != 0 ||
+	    fcntl(R.master, F_SETFL, fcntl(R.master, F_GETFL) | O_NONBLOCK) != 0) {
+		close(slave);
+		return -1;
+	}
+	return slave;
+}
+
+/* Our stdin to the terminal's master, as far as it takes it. */
+static void tty_input(int readable)
+{
+	ssize_t n;
+
+	if (readable && R.ilen == 0 && R.in_fd >= 0) {
+		do
+			n = read(R.in_fd, R.ibuf, sizeof(R.ibuf));
+		while (n < 0 && errno == EINTR);
+		if (n > 0) {
+			R.ilen = (size_t)n;
+			R.ioff = 0;
+		} else if (!(n < 0 && errno == EAGAIN)) {
+			/* The host's input ended: the terminal stays as it is. */
+			R.in_fd = -1;
+		}
+	}
+	while (R.ioff < R.ilen) {
+		n = write(R.master, R.ibuf + R.ioff, R.ilen - R.ioff);
+		if (n > 0) {
+			R.ioff += (size_t)n;
+			continue;
+		}
+		if (n < 0 && (errno == EINTR))
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		/* The terminal is gone (EIO): input goes nowhere now. */
+		R.in_fd = -1;
+		break;
+	}
+	R.ilen = R.ioff = 0;
+}
+
+/* Window sizes from PID 1: each one set on the terminal (its foreground group gets SIGWINCH). */
+static void tty_resize(void)
+{
+	ssize_t n;
+
+	do
+		n = read(R.resize_fd, R.rbuf + R.rlen, sizeof(R.rbuf) - R.rlen);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EAGAIN)
+		return;
+	if (n <= 0) {
+		close(R.resize_fd);
+		R.resize_fd = -1;
+		return;
+	}
+	R.rlen += (size_t)n;
+	if (R.rlen == sizeof(R.rbuf)) {
+		struct winsize ws = {.ws_row = (unsigned short)(R.rbuf[0] << 8 | R.rbuf[1]),
+				     .ws_col = (unsigned short)(R.rbuf[2] << 8 | R.rbuf[3])};
+
+		(void)ioctl(R.master, TIOCSWINSZ, &ws);
+		R.rlen = 0;
+	}
+}
+
 int sbx_init_supervise_start(long long deadline_ms, const char *cwd, char **prog)
 {
+	return sbx_init_supervise_start_tty(deadline_ms, cwd, prog, NULL);
+}
+
+/*
+ * One function on purpose: the program's start, the loop and the report
+ * share the run's state (streams, deadline, how it ended).
+ */
+int sbx_init_supervise_start_tty(long long deadline_ms,
+				 const char *cwd,
+				 char **prog,
+				 const struct sbx_init_tty *tty)
+{
 	long long oom_before, oom_after;
-	int timed_out = 0, *out_p = R.out_p, *err_p = R.err_p;
+	int timed_out = 0, *out_p = R.out_p, *err_p = R.err_p, slave = -1;
 	struct spawn_args sa;
 	struct exec_report rep;
 	int exec_failed = 0;
@@ -548,24 +666,50 @@ int sbx_init_supervise_start(long long deadline_ms, const char *cwd, char **prog
 	R.write_limit = R.deadline + WRITE_GRACE_MS;
 	oom_before = oom_kills();
 	sa = (struct spawn_args){.out_w = out_p[1], .err_w = err_p[1], .cwd = cwd, .argv = prog};
+	R.master = R.in_fd = R.resize_fd = -1;
+	if (tty) {
+		slave = open_pty(tty);
+		if (slave < 0) {
+			sbx_init_msg("run: cannot open a terminal: %s", strerror(errno));
+			emit(SBX_FRAME_ERROR, NO_TTY, sizeof(NO_TTY) - 1);
+			return SBX_INIT_EXIT_USAGE;
+		}
+		sa.out_w = sa.err_w = slave;
+		sa.tty = 1;
+		R.in_fd = STDIN_FILENO;
+		R.resize_fd = tty->resize_fd;
+		if (R.resize_fd >= 0)
+			(void)fcntl(R.resize_fd, F_SETFL, fcntl(R.resize_fd, F_GETFL) | O_NONBLOCK);
+	}
 	R.child = spawn(&sa);
 	if (R.child < 0) {
 		sbx_init_msg("run: clone: %s", strerror(errno));
 		return SBX_INIT_EXIT_USAGE;
 	}
-	/* Also from this side, so the group exists before the program gets to run. */
-	(void)setpgid(R.child, R.child);
+	/* Also from this side, so the group exists before the program gets to run
+	 * (a terminal's program made its own session, and this then fails). */
+	if (!tty)
+		(void)setpgid(R.child, R.child);
 	close(out_p[1]);
 	close(err_p[1]);
 	/* The child has exec'd or exited: its report, if any, is in. */
 	rep = spawn_rep;
 	R.out.fd = out_p[0];
 	R.err.fd = err_p[0];
+	if (tty) {
+		/* The program holds the slave; its output is the master's. */
+		close(slave);
+		close(out_p[0]);
+		close(err_p[0]);
+		R.out.fd = R.master;
+		R.err.fd = -1;
+	}
 
 	/* Bounded by the deadline: each pass waits at most until it. */
 	while (!R.child_reaped) {
-		struct pollfd pfd[3];
-		struct stream *st[3] = {NULL, NULL, NULL};
+		struct pollfd pfd[6];
+		struct stream *st[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+		int k_in = -1, k_rs = -1;
 		long long left = R.deadline - (long long)sbx__mono_ms();
 		nfds_t n = 0, k;
 		int r;
@@ -583,6 +727,17 @@ int sbx_init_supervise_start(long long deadline_ms, const char *cwd, char **prog
 			pfd[n] = (struct pollfd){.fd = R.err.fd, .events = POLLIN};
 			st[n++] = &R.err;
 		}
+		if (R.ilen == 0 && R.in_fd >= 0) {
+			k_in = (int)n;
+			pfd[n++] = (struct pollfd){.fd = R.in_fd, .events = POLLIN};
+		} else if (R.ilen) {
+			k_in = (int)n;
+			pfd[n++] = (struct pollfd){.fd = R.master, .events = POLLOUT};
+		}
+		if (R.resize_fd >= 0) {
+			k_rs = (int)n;
+			pfd[n++] = (struct pollfd){.fd = R.resize_fd, .events = POLLIN};
+		}
 		r = poll(pfd, n, left > 1000 ? 1000 : (int)left);
 		if (r < 0 && errno != EINTR) {
 			sbx_init_msg("run: poll: %s", strerror(errno));
@@ -593,9 +748,16 @@ int sbx_init_supervise_start(long long deadline_ms, const char *cwd, char **prog
 			kill_tree(KILL_BUDGET_MS);
 			return SBX_INIT_EXIT_TERM;
 		}
-		for (k = 1; r > 0 && k < n; k++)
-			if (pfd[k].revents)
+		for (k = 1; r > 0 && k < n; k++) {
+			if (!pfd[k].revents)
+				continue;
+			if ((int)k == k_in)
+				tty_input(R.ilen == 0);
+			else if ((int)k == k_rs)
+				tty_resize();
+			else
 				(void)pump(st[k]);
+		}
 		/* Also on timeouts, in case a SIGCHLD was coalesced away. */
 		reap();
 	}

@@ -248,31 +248,67 @@ int sbx__chan_hello_decode(struct sbx__chan_hello *out, const unsigned char *p, 
 	return 0;
 }
 
-void sbx__chan_open_encode(unsigned char out[SBX_FRAME_OPEN_LEN], const struct sbx__chan_open *o)
+size_t sbx__chan_open_encode(unsigned char *out, const struct sbx__chan_open *o)
 {
 	put_u32(out, o->flags);
 	put_u32(out + 4, o->argc);
 	put_u32(out + 8, o->envc);
 	put_u32(out + 12, o->spec_len);
 	put_u64(out + 16, o->deadline_ms);
+	if (!(o->flags & SBX_CHAN_OPEN_PTY))
+		return SBX_FRAME_OPEN_LEN;
+	sbx__chan_resize_encode(out + SBX_FRAME_OPEN_LEN, o->rows, o->cols);
+	return SBX_FRAME_OPEN_PTY_LEN;
+}
+
+void sbx__chan_resize_encode(unsigned char out[SBX_FRAME_RESIZE_LEN], uint16_t rows, uint16_t cols)
+{
+	out[0] = (unsigned char)(rows >> 8);
+	out[1] = (unsigned char)rows;
+	out[2] = (unsigned char)(cols >> 8);
+	out[3] = (unsigned char)cols;
+}
+
+int sbx__chan_resize_decode(const unsigned char *p, size_t len, uint16_t *rows, uint16_t *cols)
+{
+	unsigned int r, c;
+
+	if (!p || len != SBX_FRAME_RESIZE_LEN)
+		return -1;
+	r = (unsigned int)p[0] << 8 | p[1];
+	c = (unsigned int)p[2] << 8 | p[3];
+	if (r < 1 || r > SBX_CHAN_WINSZ_MAX || c < 1 || c > SBX_CHAN_WINSZ_MAX)
+		return -1;
+	if (rows)
+		*rows = (uint16_t)r;
+	if (cols)
+		*cols = (uint16_t)c;
+	return 0;
 }
 
 int sbx__chan_open_decode(struct sbx__chan_open *out, const unsigned char *p, size_t len)
 {
-	struct sbx__chan_open o;
+	struct sbx__chan_open o = {0};
 
-	if (!p || len != SBX_FRAME_OPEN_LEN)
+	if (!p || (len != SBX_FRAME_OPEN_LEN && len != SBX_FRAME_OPEN_PTY_LEN))
 		return -1;
 	o.flags = get_u32(p);
+	/* The window size comes with the PTY flag, and only with it. */
+	if (o.flags == SBX_CHAN_OPEN_PTY && len == SBX_FRAME_OPEN_PTY_LEN) {
+		if (sbx__chan_resize_decode(p + SBX_FRAME_OPEN_LEN, SBX_FRAME_RESIZE_LEN, &o.rows,
+					    &o.cols) != 0)
+			return -1;
+	} else if (o.flags != 0 || len != SBX_FRAME_OPEN_LEN) {
+		return -1;
+	}
 	o.argc = get_u32(p + 4);
 	o.envc = get_u32(p + 8);
 	o.spec_len = get_u32(p + 12);
 	o.deadline_ms = get_u64(p + 16);
 	/* Each string holds at least its NUL: the cwd, argc and envc of them. */
-	if (o.flags != 0 || o.argc < 1 || o.argc > SBX_CHAN_ARGC_MAX ||
-	    o.envc > SBX_CHAN_ENVC_MAX || o.spec_len < 1 + o.argc + o.envc ||
-	    o.spec_len > SBX_CHAN_SPEC_MAX || o.deadline_ms < 1 ||
-	    o.deadline_ms > SBX_CHAN_DEADLINE_MS_MAX)
+	if (o.argc < 1 || o.argc > SBX_CHAN_ARGC_MAX || o.envc > SBX_CHAN_ENVC_MAX ||
+	    o.spec_len < 1 + o.argc + o.envc || o.spec_len > SBX_CHAN_SPEC_MAX ||
+	    o.deadline_ms < 1 || o.deadline_ms > SBX_CHAN_DEADLINE_MS_MAX)
 		return -1;
 	if (out)
 		*out = o;
@@ -337,7 +373,11 @@ static long chan_check_header(int dir, const unsigned char *h)
 	} else if (dir == SBX_CHAN_TO_INIT) {
 		switch (h[1]) {
 		case SBX_FRAME_OPEN:
-			min = max = SBX_FRAME_OPEN_LEN;
+			min = SBX_FRAME_OPEN_LEN;
+			max = SBX_FRAME_OPEN_PTY_LEN;
+			break;
+		case SBX_FRAME_RESIZE:
+			min = max = SBX_FRAME_RESIZE_LEN;
 			break;
 		case SBX_FRAME_SPEC:
 		case SBX_FRAME_STDIN:
@@ -372,6 +412,8 @@ static int chan_check_payload(int type, const unsigned char *p, size_t len)
 		return sbx__chan_hello_decode(NULL, p, len);
 	case SBX_FRAME_OPEN:
 		return sbx__chan_open_decode(NULL, p, len);
+	case SBX_FRAME_RESIZE:
+		return sbx__chan_resize_decode(p, len, NULL, NULL);
 	default:
 		return 0;
 	}

@@ -97,10 +97,12 @@ int sbx__frame_feed(struct sbx__frame_decoder *d,
  * Init to host: STDOUT, STDERR, ERROR, EXIT as above, plus CREDIT (u32:
  * stdin bytes of that run the init consumed) and HELLO (id 0, first frame:
  * u32 version, u32 most runs in flight, u32 stdin window).
- * Host to init: OPEN (u32 flags = 0, u32 argc, u32 envc, u32 spec length,
- * u64 deadline ms), then SPEC frames carrying exactly the spec (cwd, argv
- * and env as NUL-terminated strings), with no other frame in between; then
- * STDIN frames within the window, and one STDIN_EOF.
+ * Host to init: OPEN (u32 flags, u32 argc, u32 envc, u32 spec length,
+ * u64 deadline ms, and with the PTY flag u16 rows, u16 cols), then SPEC
+ * frames carrying exactly the spec (cwd, argv and env as NUL-terminated
+ * strings), with no other frame in between; then STDIN frames within the
+ * window, RESIZE frames (u16 rows, u16 cols) for a run with a terminal, and
+ * one STDIN_EOF. Version 2 of the protocol added the PTY flag and RESIZE.
  */
 enum sbx__chan_frame_type {
 	SBX_FRAME_CREDIT = 5,
@@ -108,10 +110,11 @@ enum sbx__chan_frame_type {
 	SBX_FRAME_OPEN = 0x10,
 	SBX_FRAME_SPEC = 0x11,
 	SBX_FRAME_STDIN = 0x12,
-	SBX_FRAME_STDIN_EOF = 0x13
+	SBX_FRAME_STDIN_EOF = 0x13,
+	SBX_FRAME_RESIZE = 0x14
 };
 
-#define SBX_CHAN_VERSION 1
+#define SBX_CHAN_VERSION 2
 #define SBX_CHAN_ID_MAX 65535u
 #define SBX_CHAN_RUNS_MAX 16u
 /* Stdin bytes of one run the host may have sent and the init not yet credited. */
@@ -124,6 +127,12 @@ enum sbx__chan_frame_type {
 #define SBX_FRAME_CREDIT_LEN 4
 #define SBX_FRAME_HELLO_LEN 12
 #define SBX_FRAME_OPEN_LEN 24
+/* OPEN's flags: the only one asks for a pseudo-terminal (and a window size). */
+#define SBX_CHAN_OPEN_PTY 1u
+#define SBX_FRAME_OPEN_PTY_LEN 28
+#define SBX_FRAME_RESIZE_LEN 4
+/* A terminal's rows and columns: 1 to this. */
+#define SBX_CHAN_WINSZ_MAX 4096u
 
 /* Which end's frames a channel decoder reads. */
 enum sbx__chan_dir {
@@ -143,6 +152,7 @@ struct sbx__chan_open {
 	uint32_t envc;
 	uint32_t spec_len;
 	uint64_t deadline_ms;
+	uint16_t rows, cols; /* with SBX_CHAN_OPEN_PTY only */
 };
 
 /* A header carrying run id. id <= SBX_CHAN_ID_MAX, len <= SBX_FRAME_MAX. */
@@ -152,10 +162,18 @@ void sbx__chan_hello_encode(unsigned char out[SBX_FRAME_HELLO_LEN],
 /* Returns 0, or -1 unless the payload is exactly SBX_FRAME_HELLO_LEN bytes with
  * version >= 1, 1 <= runs_max <= SBX_CHAN_ID_MAX and window >= 1. */
 int sbx__chan_hello_decode(struct sbx__chan_hello *out, const unsigned char *p, size_t len);
-void sbx__chan_open_encode(unsigned char out[SBX_FRAME_OPEN_LEN], const struct sbx__chan_open *o);
-/* Returns 0, or -1 unless flags is 0, 1 <= argc <= ARGC_MAX, envc <= ENVC_MAX,
- * argc + envc + 1 <= spec_len <= SPEC_MAX and 1 <= deadline <= DEADLINE_MS_MAX. */
+/* Writes SBX_FRAME_OPEN_LEN bytes, or SBX_FRAME_OPEN_PTY_LEN with the PTY
+ * flag (out must have room for them); returns how many. */
+size_t sbx__chan_open_encode(unsigned char *out, const struct sbx__chan_open *o);
+/* Returns 0, or -1 unless flags is 0 and len SBX_FRAME_OPEN_LEN, or flags is
+ * SBX_CHAN_OPEN_PTY, len SBX_FRAME_OPEN_PTY_LEN and 1 <= rows, cols <=
+ * WINSZ_MAX; and 1 <= argc <= ARGC_MAX, envc <= ENVC_MAX, argc + envc + 1 <=
+ * spec_len <= SPEC_MAX and 1 <= deadline <= DEADLINE_MS_MAX. */
 int sbx__chan_open_decode(struct sbx__chan_open *out, const unsigned char *p, size_t len);
+void sbx__chan_resize_encode(unsigned char out[SBX_FRAME_RESIZE_LEN], uint16_t rows, uint16_t cols);
+/* Returns 0, or -1 unless the payload is exactly SBX_FRAME_RESIZE_LEN bytes
+ * with 1 <= rows, cols <= SBX_CHAN_WINSZ_MAX. */
+int sbx__chan_resize_decode(const unsigned char *p, size_t len, uint16_t *rows, uint16_t *cols);
 void sbx__chan_credit_encode(unsigned char out[SBX_FRAME_CREDIT_LEN], uint32_t n);
 /* Returns the credited byte count (1..SBX_CHAN_WINDOW), or 0 when malformed. */
 uint32_t sbx__chan_credit_decode(const unsigned char *p, size_t len);

@@ -37,6 +37,9 @@ static void on_start(void *arg, struct sbx_init_spec *s)
 	for (size_t i = 0; i < envc; i++)
 		if (!strchr(s->env[i], '=') || s->env[i][0] == '=')
 			abort();
+	if (s->pty && (s->rows < 1 || s->rows > SBX_CHAN_WINSZ_MAX || s->cols < 1 ||
+		       s->cols > SBX_CHAN_WINSZ_MAX))
+		abort();
 	if (m->nlive < sizeof(m->live) / sizeof(m->live[0]))
 		m->live[m->nlive++] = s->id;
 	m->starts++;
@@ -57,7 +60,15 @@ static void on_eof(void *arg, unsigned int id)
 	(void)id;
 }
 
-static const struct sbx_init_req_ops ops = {on_start, on_stdin, on_eof};
+static void on_resize(void *arg, unsigned int id, uint16_t rows, uint16_t cols)
+{
+	(void)arg;
+	if (id == 0 || rows < 1 || rows > SBX_CHAN_WINSZ_MAX || cols < 1 ||
+	    cols > SBX_CHAN_WINSZ_MAX)
+		abort();
+}
+
+static const struct sbx_init_req_ops ops = {on_start, on_stdin, on_eof, on_resize};
 
 static void check(const struct sbx_init_req *r)
 {

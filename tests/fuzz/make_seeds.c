@@ -114,6 +114,16 @@ int main(int argc, char **argv)
 	chan(SBX_FRAME_STDIN, 7, "input", 5, 0);
 	chan(SBX_FRAME_STDIN_EOF, 7, NULL, 0, 0);
 	save(init, "run");
+	/* init: a run with a terminal (OPEN with its size), input, RESIZE, EOF */
+	raw((const unsigned char[]){0, 10}, 2);
+	op = (struct sbx__chan_open){SBX_CHAN_OPEN_PTY, 2, 1, 14, 5000, 24, 80};
+	chan(SBX_FRAME_OPEN, 8, p, sbx__chan_open_encode(p, &op), 0);
+	chan(SBX_FRAME_SPEC, 8, "/w\0sh\0-c\0A=1", 14, 0);
+	chan(SBX_FRAME_STDIN, 8, "ls\r\003", 4, 0);
+	sbx__chan_resize_encode(p, 40, 120);
+	chan(SBX_FRAME_RESIZE, 8, p, SBX_FRAME_RESIZE_LEN, 0);
+	chan(SBX_FRAME_STDIN_EOF, 8, NULL, 0, 0);
+	save(init, "pty");
 	raw((const unsigned char[]){0xFF, 2, 1}, 3);
 	raw("/w\0sh\0-c\0A=1", 14);
 	save(init, "split");

@@ -32,6 +32,10 @@ struct seen {
 	size_t stdin_bytes;
 	unsigned int stdin_id;
 	int eofs;
+	int pty;
+	unsigned int rows, cols;
+	int resizes;
+	unsigned int rs_id, rs_rows, rs_cols;
 };
 
 static void on_start(void *arg, struct sbx_init_spec *s)
@@ -47,6 +51,9 @@ static void on_start(void *arg, struct sbx_init_spec *s)
 	for (w->envc = 0; s->env[w->envc] && w->envc < 8; w->envc++)
 		snprintf(w->env[w->envc], sizeof(w->env[0]), "%s", s->env[w->envc]);
 	w->deadline_ms = s->deadline_ms;
+	w->pty = s->pty;
+	w->rows = s->rows;
+	w->cols = s->cols;
 	sbx_init_spec_free(s);
 }
 
@@ -67,7 +74,17 @@ static void on_eof(void *arg, unsigned int id)
 	w->eofs++;
 }
 
-static const struct sbx_init_req_ops ops = {on_start, on_stdin, on_eof};
+static void on_resize(void *arg, unsigned int id, uint16_t rows, uint16_t cols)
+{
+	struct seen *w = arg;
+
+	w->resizes++;
+	w->rs_id = id;
+	w->rs_rows = rows;
+	w->rs_cols = cols;
+}
+
+static const struct sbx_init_req_ops ops = {on_start, on_stdin, on_eof, on_resize};
 
 struct stream {
 	unsigned char *b;
@@ -127,6 +144,25 @@ put_request(struct stream *s, unsigned int id, const char *const *argv, const ch
 }
 
 static const char *const argv_echo[] = {"echo", "a b", "", NULL};
+
+/* OPEN with a terminal of rows x cols and one SPEC for "/tmp", "sh". */
+static void put_pty_request(struct stream *s, unsigned int id, uint16_t rows, uint16_t cols)
+{
+	struct sbx__chan_open o = {SBX_CHAN_OPEN_PTY, 1, 0, 8, 5000, rows, cols};
+	unsigned char p[SBX_FRAME_OPEN_PTY_LEN];
+
+	assert_int_equal(sbx__chan_open_encode(p, &o), SBX_FRAME_OPEN_PTY_LEN);
+	put(s, SBX_FRAME_OPEN, id, p, sizeof(p));
+	put(s, SBX_FRAME_SPEC, id, "/tmp\0sh", 8);
+}
+
+static void put_resize(struct stream *s, unsigned int id, uint16_t rows, uint16_t cols)
+{
+	unsigned char p[SBX_FRAME_RESIZE_LEN];
+
+	sbx__chan_resize_encode(p, rows, cols);
+	put(s, SBX_FRAME_RESIZE, id, p, sizeof(p));
+}
 static const char *const env_one[] = {"SECRET=s3", NULL};
 
 struct fx {
@@ -385,22 +421,137 @@ static void test_chan_request__malformed_open(void **state)
 		{0, 1, 0, SBX_CHAN_SPEC_MAX + 1, 100},	    /* spec too long */
 		{0, 1, 0, 8, 0},			    /* no deadline */
 		{0, 1, 0, 8, SBX_CHAN_DEADLINE_MS_MAX + 1}, /* deadline too far */
+		{2, 1, 0, 8, 100},			    /* an unknown flag */
+		{3, 1, 0, 8, 100, 24, 80},		    /* an unknown flag beside PTY */
+		{SBX_CHAN_OPEN_PTY, 1, 0, 8, 100, 0, 80},   /* a terminal without rows */
+		{SBX_CHAN_OPEN_PTY, 1, 0, 8, 100, 24, 0},   /* ... or columns */
+		{SBX_CHAN_OPEN_PTY, 1, 0, 8, 100, SBX_CHAN_WINSZ_MAX + 1, 80}, /* too tall */
+		{SBX_CHAN_OPEN_PTY, 1, 0, 8, 100, 24, SBX_CHAN_WINSZ_MAX + 1}, /* too wide */
 	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct fx f = {0};
-		unsigned char p[SBX_FRAME_OPEN_LEN];
+		unsigned char p[SBX_FRAME_OPEN_PTY_LEN];
+		size_t n;
 
 		sbx_init_req_init(&f.r, &ops, &f.w);
-		sbx__chan_open_encode(p, &bad[i]);
-		assert_int_equal(sbx__chan_open_decode(NULL, p, sizeof(p)), -1);
-		put(&f.s, SBX_FRAME_OPEN, 1, p, sizeof(p));
+		n = sbx__chan_open_encode(p, &bad[i]);
+		assert_int_equal(sbx__chan_open_decode(NULL, p, n), -1);
+		put(&f.s, SBX_FRAME_OPEN, 1, p, n);
 		assert_int_equal(feed(&f), -1);
 		assert_int_equal(f.w.starts, 0);
 		sbx_init_req_done(&f.r);
 		free(f.s.b);
 	}
+}
+
+static void test_chan_request__pty_open_and_resize(void **state)
+{
+	struct fx *f = *state;
+
+	put_pty_request(&f->s, 3, 30, 100);
+	assert_int_equal(feed(f), 0);
+	assert_int_equal(f->w.starts, 1);
+	assert_int_equal(f->w.pty, 1);
+	assert_int_equal(f->w.rows, 30);
+	assert_int_equal(f->w.cols, 100);
+	put_resize(&f->s, 3, 40, 120);
+	put_resize(&f->s, 3, 1, SBX_CHAN_WINSZ_MAX);
+	assert_int_equal(feed(f), 0);
+	assert_int_equal(f->w.resizes, 2);
+	assert_int_equal(f->w.rs_id, 3);
+	assert_int_equal(f->w.rs_rows, 1);
+	assert_int_equal(f->w.rs_cols, SBX_CHAN_WINSZ_MAX);
+	/* Also after its stdin ended: the terminal is still there. */
+	put(&f->s, SBX_FRAME_STDIN_EOF, 3, NULL, 0);
+	put_resize(&f->s, 3, 50, 60);
+	assert_int_equal(feed(f), 0);
+	assert_int_equal(f->w.resizes, 3);
+	/* A finished run's resize goes nowhere; after its EOF the id is free. */
+	put_pty_request(&f->s, 4, 24, 80);
+	assert_int_equal(feed(f), 0);
+	sbx_init_req_finished(&f->r, 4);
+	put_resize(&f->s, 4, 10, 10);
+	assert_int_equal(feed(f), 0);
+	assert_int_equal(f->w.resizes, 3);
+}
+
+static void test_chan_request__plain_open_has_no_terminal(void **state)
+{
+	struct fx *f = *state;
+
+	put_request(&f->s, 2, argv_echo, NULL);
+	assert_int_equal(feed(f), 0);
+	assert_int_equal(f->w.pty, 0);
+	put_resize(&f->s, 2, 24, 80);
+	expect_violation(f, "without a terminal");
+	assert_int_equal(f->w.resizes, 0);
+}
+
+static void test_chan_request__resize_for_unknown_run(void **state)
+{
+	struct fx *f = *state;
+
+	put_resize(&f->s, 9, 24, 80);
+	expect_violation(f, "not open");
+}
+
+static void test_chan_request__resize_between_open_and_spec(void **state)
+{
+	struct fx *f = *state;
+	struct sbx__chan_open o = {SBX_CHAN_OPEN_PTY, 1, 0, 8, 5000, 24, 80};
+	unsigned char p[SBX_FRAME_OPEN_PTY_LEN];
+
+	sbx__chan_open_encode(p, &o);
+	put(&f->s, SBX_FRAME_OPEN, 1, p, sizeof(p));
+	put_resize(&f->s, 1, 24, 80);
+	expect_violation(f, "between OPEN");
+}
+
+static void test_chan_request__malformed_resize(void **state)
+{
+	/* rows 0, cols 0, rows too many, cols too many, 3 and 5 bytes */
+	static const unsigned char bad[][SBX_FRAME_HDR + 5] = {
+		{0xA5, SBX_FRAME_RESIZE, 0, 1, 0, 0, 0, 4, 0, 0, 0, 80},
+		{0xA5, SBX_FRAME_RESIZE, 0, 1, 0, 0, 0, 4, 0, 24, 0, 0},
+		{0xA5, SBX_FRAME_RESIZE, 0, 1, 0, 0, 0, 4, 0x10, 0x01, 0, 80},
+		{0xA5, SBX_FRAME_RESIZE, 0, 1, 0, 0, 0, 4, 0, 24, 0x10, 0x01},
+		{0xA5, SBX_FRAME_RESIZE, 0, 1, 0, 0, 0, 3, 0, 24, 0},
+		{0xA5, SBX_FRAME_RESIZE, 0, 1, 0, 0, 0, 5, 0, 24, 0, 80, 0},
+		{0xA5, SBX_FRAME_RESIZE, 0, 0, 0, 0, 0, 4, 0, 24, 0, 80},
+	};
+	static const size_t len[] = {12, 12, 12, 12, 11, 13, 12};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct fx f = {0};
+
+		sbx_init_req_init(&f.r, &ops, &f.w);
+		put_pty_request(&f.s, 1, 24, 80);
+		assert_int_equal(feed(&f), 0);
+		put_raw(&f.s, bad[i], len[i]);
+		assert_int_equal(feed(&f), -1);
+		assert_int_equal(f.w.resizes, 0);
+		sbx_init_req_done(&f.r);
+		free(f.s.b);
+	}
+}
+
+static void test_chan_request__open_length_follows_flags(void **state)
+{
+	struct sbx__chan_open o = {SBX_CHAN_OPEN_PTY, 1, 0, 8, 100, 24, 80};
+	unsigned char p[SBX_FRAME_OPEN_PTY_LEN];
+
+	(void)state;
+	assert_int_equal(sbx__chan_open_encode(p, &o), SBX_FRAME_OPEN_PTY_LEN);
+	assert_int_equal(sbx__chan_open_decode(NULL, p, SBX_FRAME_OPEN_PTY_LEN), 0);
+	/* The flag without the window size, and the size without the flag. */
+	assert_int_equal(sbx__chan_open_decode(NULL, p, SBX_FRAME_OPEN_LEN), -1);
+	o.flags = 0;
+	assert_int_equal(sbx__chan_open_encode(p, &o), SBX_FRAME_OPEN_LEN);
+	assert_int_equal(sbx__chan_open_decode(NULL, p, SBX_FRAME_OPEN_PTY_LEN), -1);
+	assert_int_equal(sbx__chan_open_decode(NULL, p, SBX_FRAME_OPEN_LEN), 0);
 }
 
 static void test_chan_request__malformed_frames(void **state)
@@ -540,6 +691,12 @@ int main(void)
 		T(test_chan_request__stdin_after_eof),
 		T(test_chan_request__double_eof),
 		T(test_chan_request__open_while_pending),
+		T(test_chan_request__pty_open_and_resize),
+		T(test_chan_request__plain_open_has_no_terminal),
+		T(test_chan_request__resize_for_unknown_run),
+		T(test_chan_request__resize_between_open_and_spec),
+		cmocka_unit_test(test_chan_request__malformed_resize),
+		cmocka_unit_test(test_chan_request__open_length_follows_flags),
 		cmocka_unit_test(test_chan_request__malformed_open),
 		cmocka_unit_test(test_chan_request__malformed_frames),
 		cmocka_unit_test(test_chan_request__directions_apart),
