@@ -118,6 +118,23 @@ int sbx_init_supervise_start_tty(long long deadline_ms,
 				 char **prog,
 				 const struct sbx_init_tty *tty);
 
+/*
+ * A spare's spec header on its control pipe (init/chan.c writes it,
+ * init/spare.c reads it): u64 deadline ms, u32 argc, u32 envc, u32 spec
+ * length, u32 flags (CTL_PTY), u16 rows, u16 cols. A run with a terminal
+ * keeps the pipe after its spec: window sizes follow, CTL_RESIZE bytes each.
+ */
+#define CTL_HEAD 28
+#define CTL_PTY 1u
+#define CTL_RESIZE 4
+
+/*
+ * In a spare supervisor (init/spare.c): stdin from in_r, frames to
+ * frames_w; waits for its spec on ctl, then runs it. End of file on ctl
+ * before any byte means "not needed": it exits quietly.
+ */
+void sbx_init_spare_main(int in_r, int frames_w, int ctl) __attribute__((noreturn));
+
 /* Kills every process of the sandbox (as PID 1), or every descendant elsewhere. */
 void sbx_init_kill_sandbox(void);
 
