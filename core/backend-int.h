@@ -37,6 +37,9 @@ struct sbx__run_req {
 	const char *workdir;
 	const void *stdin_data;
 	size_t stdin_len;
+	int stdin_fd; /* >= 0: stdin is read from it as it comes (stdin_len is 0) */
+	int pty;      /* under a pseudo-terminal of rows x cols (1..4096) */
+	unsigned int rows, cols;
 	uint64_t timeout_ms; /* > 0, always */
 	/* Every chunk of program output goes, raw, to sink (core/output.c), which
 	 * redacts, caps, keeps and forwards it. It returns 0 to go on, 1 when the
@@ -143,6 +146,10 @@ struct sbx__backend_ops {
 	 * seccomp, caps and limits, killed at req->timeout_ms; its output is
 	 * dropped and its stdin is empty. No secrets. */
 	int (*spawn)(void *state, void *box, const struct sbx__run_req *req);
+	/* Optional (NULL: runs with a terminal or streamed stdin are refused).
+	 * Sets the size of the terminal of the run in flight in box, from any
+	 * thread; SBX_ENOTFOUND when none is. */
+	int (*resize)(void *state, void *box, unsigned int rows, unsigned int cols);
 };
 
 #endif

@@ -27,6 +27,7 @@
 #include "core/sandbox-int.h"
 #include "core/secret-int.h"
 #include "core/trace-int.h"
+#include "core/tty-int.h"
 #include "util/cleanup.h"
 #include "util/error-int.h"
 #include "util/redact-int.h"
@@ -517,23 +518,17 @@ build_env(char ***out, const sbx_policy *p, const char *const *extra, const sbx_
 	return 0;
 }
 
-/* The caller's run options, read as far as their version goes. */
-static int load_run_options(sbx_run_options *dst, const sbx_run_options *opts)
+int sbx_sandbox_resize(sbx_sandbox *s, unsigned int rows, unsigned int cols)
 {
-	size_t size = offsetof(sbx_run_options, secrets);
-
-	memset(dst, 0, sizeof(*dst));
-	dst->version = SBX_RUN_OPTIONS_VERSION;
-	if (!opts)
-		return 0;
-	if (opts->version == 0 || opts->version > SBX_RUN_OPTIONS_VERSION)
-		return sbx__error_set(SBX_EVERSION, SBX_ERRCLASS_CORE,
-				      "run options version %u is not known (1..%u)", opts->version,
-				      SBX_RUN_OPTIONS_VERSION);
-	if (opts->version >= 2)
-		size = sizeof(*dst);
-	memcpy(dst, opts, size);
-	return 0;
+	if (!s)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE, "resize: no sandbox");
+	if (sbx__winsize_check(rows, cols) < 0)
+		return SBX_EINVALID;
+	if (!s->backend->ops->resize)
+		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_CORE,
+				      "resize: the %s backend has no terminals",
+				      s->backend->ops->name);
+	return s->backend->ops->resize(s->backend->state, s->box, rows, cols);
 }
 
 /*
@@ -615,7 +610,7 @@ static int run_scoped(sbx_result **out,
 	if (!out || !s || !argv || !argv[0] || !argv[0][0])
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE,
 				      "run: argv must hold at least a program name");
-	rc = load_run_options(&o, opts);
+	rc = sbx__run_options_load(&o, opts);
 	if (rc < 0)
 		return rc;
 	opts = &o;
@@ -663,6 +658,9 @@ static int run_scoped(sbx_result **out,
 	req.workdir = opts->workdir ? opts->workdir : s->policy->workdir;
 	req.stdin_data = stdin_data;
 	req.stdin_len = stdin_len;
+	rc = sbx__run_tty_req(&req, opts, s->backend->ops);
+	if (rc < 0)
+		return rc;
 	req.sink = sbx__output_sink;
 	req.sink_arg = &output;
 	req.ended = &ended;

@@ -20,6 +20,7 @@
  * stdin, so sbx_sandbox_open() handles use exec.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -50,6 +51,11 @@ struct sbx__chan {
 	uint32_t window;
 	struct sbx__chan_rx rx;
 	unsigned char stdin_frame[SBX_FRAME_HDR + SBX_FRAME_MAX];
+	/* A run with a terminal in flight: window sizes from other threads
+	 * (rows << 16 | cols, 0: none pending), and a pipe that wakes the run. */
+	int tty_run;
+	uint32_t rs;
+	int wake[2];
 };
 
 static struct sbx__chan *chan_new(void)
@@ -59,6 +65,7 @@ static struct sbx__chan *chan_new(void)
 	if (!c)
 		return NULL;
 	c->hj.fd = -1;
+	c->wake[0] = c->wake[1] = -1;
 	c->next_id = 1;
 	pthread_mutex_init(&c->lock, NULL);
 	sbx__chan_rx_init(&c->rx);
@@ -75,7 +82,56 @@ void sbx__chan_free(struct sbx__chan *c)
 		close(c->hj.fd);
 	sbx__chan_rx_done(&c->rx);
 	pthread_mutex_destroy(&c->lock);
+	if (c->wake[0] >= 0) {
+		close(c->wake[0]);
+		close(c->wake[1]);
+	}
 	free(c);
+}
+
+int sbx__chan_resize(struct sbx__chan *c, unsigned int rows, unsigned int cols)
+{
+	ssize_t w;
+
+	if (!c || !__atomic_load_n(&c->tty_run, __ATOMIC_SEQ_CST))
+		return -1;
+	__atomic_store_n(&c->rs, (uint32_t)rows << 16 | cols, __ATOMIC_SEQ_CST);
+	w = write(c->wake[1], "w", 1);
+	(void)w; /* a full pipe already wakes the run */
+	return 0;
+}
+
+/* The next frame of a run with a terminal or a streamed stdin, if one is due:
+ * a window size set since, else stdin read from its fd once poll said so. */
+static size_t
+next_tty_frame(struct sbx__chan *c, struct sbx__chan_run *run, int *in_open, int *in_ready)
+{
+	const struct sbx__run_req *req = run->req;
+	unsigned char *w = c->stdin_frame;
+	uint32_t rs = req->pty ? __atomic_exchange_n(&c->rs, 0, __ATOMIC_SEQ_CST) : 0;
+	ssize_t n;
+	size_t room;
+
+	if (rs) {
+		sbx__chan_header(w, SBX_FRAME_RESIZE, run->id, SBX_FRAME_RESIZE_LEN);
+		sbx__chan_resize_encode(w + SBX_FRAME_HDR, (uint16_t)(rs >> 16), (uint16_t)rs);
+		return SBX_FRAME_HDR + SBX_FRAME_RESIZE_LEN;
+	}
+	if (!*in_open || !*in_ready || run->stdin_sent - run->stdin_acked >= c->window)
+		return 0;
+	room = c->window - (size_t)(run->stdin_sent - run->stdin_acked);
+	if (room > SBX_FRAME_MAX)
+		room = SBX_FRAME_MAX;
+	*in_ready = 0;
+	n = read(req->stdin_fd, w + SBX_FRAME_HDR, room);
+	if (n > 0) {
+		sbx__chan_header(w, SBX_FRAME_STDIN, run->id, (uint32_t)n);
+		run->stdin_sent += (uint64_t)n;
+		return SBX_FRAME_HDR + (size_t)n;
+	}
+	if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		*in_open = 0; /* its end (or an fd that fails): STDIN_EOF goes */
+	return 0;
 }
 
 int sbx__chan_attach(struct sbx__docker *d, const char *id, struct sbx__chan **out)
@@ -238,6 +294,7 @@ int sbx__chan_run(struct sbx__docker *d,
 	uint64_t start = sbx__mono_ms(), deadline;
 	long long since = (long long)time(NULL) - 1;
 	int rc, rx_rc = SBX_CHAN_RX_OK, eof_queued = 0, delivered = 0, have_u0;
+	int in_open = req->stdin_fd >= 0, in_ready = 0;
 	enum run_end end = RUN_GOING;
 	sbx_cgroup_usage u0, u1;
 
@@ -258,6 +315,12 @@ int sbx__chan_run(struct sbx__docker *d,
 				     "(RLIMIT_MEMLOCK)");
 	}
 	c->next_id = c->next_id % SBX_CHAN_ID_MAX + 1;
+	if (req->pty && c->wake[0] < 0 && pipe2(c->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+		c->wake[0] = c->wake[1] = -1;
+		sbx__secmem_free(wreq, wreq_alloc);
+		pthread_mutex_unlock(&c->lock);
+		return SBX_CHAN_FALLBACK;
+	}
 	rc = read_idle(c);
 	if (rc != 0) {
 		sbx__secmem_free(wreq, wreq_alloc);
@@ -278,9 +341,15 @@ int sbx__chan_run(struct sbx__docker *d,
 	deadline = start + req->timeout_ms + SBX_RUN_GRACE_MS;
 	w = wreq;
 	wlen = wreq_len;
+	if (req->pty) {
+		__atomic_store_n(&c->rs, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&c->tty_run, 1, __ATOMIC_SEQ_CST);
+	}
 
 	while (end == RUN_GOING) {
-		struct pollfd pfd = {.fd = c->hj.fd, .events = POLLIN};
+		struct pollfd pfds[3] = {
+			{.fd = c->hj.fd, .events = POLLIN}, {.fd = -1}, {.fd = -1}};
+		struct pollfd *pfd = &pfds[0];
 		uint64_t now;
 
 		if (wpos == wlen) {
@@ -306,7 +375,10 @@ int sbx__chan_run(struct sbx__docker *d,
 				in += n;
 				in_left -= n;
 				run.stdin_sent += n;
-			} else if (!eof_queued && (in_left == 0 || run.have_exit)) {
+			} else if (!run.have_exit && (req->pty || in_open) &&
+				   (wlen = next_tty_frame(c, &run, &in_open, &in_ready)) > 0) {
+				/* A window size or streamed stdin. */
+			} else if (!eof_queued && ((in_left == 0 && !in_open) || run.have_exit)) {
 				/* Also after EXIT, so the init can let go of the run id. */
 				sbx__chan_header(w, SBX_FRAME_STDIN_EOF, run.id, 0);
 				wlen = SBX_FRAME_HDR;
@@ -323,14 +395,27 @@ int sbx__chan_run(struct sbx__docker *d,
 			break;
 		}
 		if (wpos < wlen)
-			pfd.events |= POLLOUT;
-		if (poll(&pfd, 1, (int)(deadline - now)) < 0) {
+			pfd->events |= POLLOUT;
+		if (in_open && !in_ready && wpos == wlen && !run.have_exit &&
+		    run.stdin_sent - run.stdin_acked < c->window)
+			pfds[1] = (struct pollfd){.fd = req->stdin_fd, .events = POLLIN};
+		if (req->pty)
+			pfds[2] = (struct pollfd){.fd = c->wake[0], .events = POLLIN};
+		if (poll(pfds, 3, (int)(deadline - now)) < 0) {
 			if (errno == EINTR)
 				continue;
 			end = RUN_LOST;
 			break;
 		}
-		if (wpos < wlen && (pfd.revents & (POLLOUT | POLLERR | POLLHUP))) {
+		if (pfds[1].revents)
+			in_ready = 1;
+		if (pfds[2].revents) {
+			char drain[64];
+			ssize_t dn = read(c->wake[0], drain, sizeof(drain));
+
+			(void)dn;
+		}
+		if (wpos < wlen && (pfd->revents & (POLLOUT | POLLERR | POLLHUP))) {
 			ssize_t s =
 				send(c->hj.fd, w + wpos, wlen - wpos, MSG_NOSIGNAL | MSG_DONTWAIT);
 
@@ -342,7 +427,7 @@ int sbx__chan_run(struct sbx__docker *d,
 				break;
 			}
 		}
-		if (pfd.revents & (POLLIN | POLLHUP | POLLERR)) {
+		if (pfd->revents & (POLLIN | POLLHUP | POLLERR)) {
 			int r = read_some(c, &rx_rc);
 
 			if (r < 0)
@@ -352,6 +437,7 @@ int sbx__chan_run(struct sbx__docker *d,
 		}
 	}
 	c->rx.run = NULL;
+	__atomic_store_n(&c->tty_run, 0, __ATOMIC_SEQ_CST);
 	if (wreq)
 		sbx__secmem_free(wreq, wreq_alloc);
 	if (w == c->stdin_frame)
@@ -463,4 +549,26 @@ int sbx__docker_run(struct sbx__docker *d,
 	if (rc == 0)
 		res->path = SBX_RUN_PATH_EXEC;
 	return rc;
+}
+
+/*
+ * The vtable's resize, from any thread: over the channel the size goes
+ * in-band, as a RESIZE frame the run sends; through docker exec, whose
+ * terminal is the Engine's (Tty), as the Engine's /exec/{id}/resize.
+ */
+int sbx__docker_resize(void *state, void *box, unsigned int rows, unsigned int cols)
+{
+	struct sbx__docker_box *b = box;
+	char exec_id[sizeof(b->tty_exec)];
+
+	pthread_mutex_lock(&sbx__tty_lock);
+	memcpy(exec_id, b->tty_exec, sizeof(exec_id));
+	pthread_mutex_unlock(&sbx__tty_lock);
+	if (exec_id[0])
+		return sbx__tty_exec_resize(state, exec_id, rows, cols);
+	if (b->chan && sbx__chan_resize(b->chan, rows, cols) == 0)
+		return 0;
+	return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
+			      "resize: no run with a terminal is in flight in sandbox %.12s",
+			      b->id);
 }

@@ -115,6 +115,9 @@ int sbx__chan_from_fd(int fd, struct sbx__chan **out);
  */
 int sbx__chan_ready(struct sbx__chan *c, uint64_t deadline);
 void sbx__chan_free(struct sbx__chan *c);
+/* From any thread: the window size of the run with a terminal in flight on c.
+ * Returns 0, or -1 when none is. */
+int sbx__chan_resize(struct sbx__chan *c, unsigned int rows, unsigned int cols);
 /*
  * Runs req over the channel. Returns 0 with res filled (res->path is
  * SBX_RUN_PATH_CHANNEL), SBX_CHAN_FALLBACK when the channel is gone, busy

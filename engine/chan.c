@@ -203,10 +203,15 @@ int sbx__chan_encode_request(unsigned char **out,
 			     const struct sbx__run_req *req)
 {
 	struct sbx__chan_open o = {.deadline_ms = req->timeout_ms};
-	unsigned char op[SBX_FRAME_OPEN_LEN];
+	unsigned char op[SBX_FRAME_OPEN_PTY_LEN];
 	unsigned char *buf, *spec;
-	size_t len = strlen(req->workdir) + 1, total, k = 0;
+	size_t len = strlen(req->workdir) + 1, total, k = 0, oplen;
 
+	if (req->pty) {
+		o.flags = SBX_CHAN_OPEN_PTY;
+		o.rows = (uint16_t)req->rows;
+		o.cols = (uint16_t)req->cols;
+	}
 	for (; req->argv[o.argc]; o.argc++) {
 		len += strlen(req->argv[o.argc]) + 1;
 		if (o.argc >= SBX_CHAN_ARGC_MAX || len > SBX_CHAN_SPEC_MAX)
@@ -218,9 +223,9 @@ int sbx__chan_encode_request(unsigned char **out,
 			return 1;
 	}
 	o.spec_len = (uint32_t)len;
-	sbx__chan_open_encode(op, &o);
+	oplen = sbx__chan_open_encode(op, &o);
 	/* What the init would refuse (a deadline past its bound, say) goes by exec. */
-	if (sbx__chan_open_decode(NULL, op, sizeof(op)) != 0)
+	if (sbx__chan_open_decode(NULL, op, oplen) != 0)
 		return 1;
 	/*
 	 * The spec holds the environment, secrets included: it is built in
@@ -228,7 +233,7 @@ int sbx__chan_encode_request(unsigned char **out,
 	 * behind), and the caller wipes and frees it with sbx__secmem_free().
 	 * The strings are laid out after the frames, then framed.
 	 */
-	total = framed_len(sizeof(op)) + framed_len(len);
+	total = framed_len(oplen) + framed_len(len);
 	buf = sbx__secmem_alloc(total + len);
 	if (!buf)
 		return -1;
@@ -238,7 +243,7 @@ int sbx__chan_encode_request(unsigned char **out,
 		k += put_str(spec + k, req->argv[i]);
 	for (uint32_t i = 0; i < o.envc; i++)
 		k += put_str(spec + k, req->env[i]);
-	k = put_frames(buf, SBX_FRAME_OPEN, id, op, sizeof(op));
+	k = put_frames(buf, SBX_FRAME_OPEN, id, op, oplen);
 	k += put_frames(buf + k, SBX_FRAME_SPEC, id, spec, len);
 	explicit_bzero(spec, len);
 	*out = buf;

@@ -4,6 +4,7 @@
 #ifndef SBX_ENGINE_DOCKER_INT_H
 #define SBX_ENGINE_DOCKER_INT_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
@@ -58,6 +59,8 @@ struct sbx__docker_box {
 	/* The init's run channel (engine/attach.c), held by the creating handle
 	 * only; NULL: runs use docker exec. */
 	struct sbx__chan *chan;
+	/* The docker exec of a run with a terminal in flight, or "" (engine/tty.c). */
+	char tty_exec[160];
 };
 
 /* engine/call.c: the Engine requests the files of the backend share. */
@@ -106,6 +109,16 @@ int sbx__docker_exec(struct sbx__docker *d,
 /* engine/exec.c: the vtable's spawn: starts req's program detached in the
  * sandbox box (a struct sbx__docker_box; state, the struct sbx__docker). */
 int sbx__docker_spawn(void *state, void *box, const struct sbx__run_req *req);
+/* engine/exec.c: names the exec of the run with a terminal in flight (NULL:
+ * none), under sbx__tty_lock; sets an exec's terminal size. engine/attach.c:
+ * the vtable's resize. */
+extern pthread_mutex_t sbx__tty_lock;
+void sbx__tty_exec_set(struct sbx__docker_box *b, const char *exec_id);
+int sbx__tty_exec_resize(struct sbx__docker *d,
+			 const char *exec_id,
+			 unsigned int rows,
+			 unsigned int cols);
+int sbx__docker_resize(void *state, void *box, unsigned int rows, unsigned int cols);
 /* The reaper's halves (engine/reap.c): the vtable's reap_list,
  * reap_remove and reap_sweep. */
 int sbx__docker_reap_list(

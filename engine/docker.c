@@ -995,4 +995,5 @@ const struct sbx__backend_ops sbx__docker_ops = {
 	.image_exists = d_image_exists,
 	.import_image = d_import_image,
 	.spawn = sbx__docker_spawn,
+	.resize = sbx__docker_resize,
 };

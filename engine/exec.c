@@ -11,10 +11,12 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sandboxio.h>
@@ -114,6 +116,87 @@ static int demux(struct run_io *io, const unsigned char *p, size_t n)
 	return 0;
 }
 
+/* The stream's bytes: with a terminal (Tty) they are its raw output, else multiplexed frames. */
+static int feed_out(struct run_io *io, const unsigned char *p, size_t n)
+{
+	int rc;
+
+	if (!io->req->pty)
+		return demux(io, p, n);
+	rc = io->req->sink(io->req->sink_arg, SBX_STREAM_STDOUT, p, n);
+	if (rc == 1)
+		io->canceled = 1;
+	return rc;
+}
+
+/* The exec of each box's run with a terminal in flight (box->tty_exec): its
+ * thread names it, sbx_sandbox_resize() from another reads it. */
+pthread_mutex_t sbx__tty_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void sbx__tty_exec_set(struct sbx__docker_box *b, const char *exec_id)
+{
+	pthread_mutex_lock(&sbx__tty_lock);
+	snprintf(b->tty_exec, sizeof(b->tty_exec), "%s", exec_id ? exec_id : "");
+	pthread_mutex_unlock(&sbx__tty_lock);
+}
+
+int sbx__tty_exec_resize(struct sbx__docker *d,
+			 const char *exec_id,
+			 unsigned int rows,
+			 unsigned int cols)
+{
+	char path[256];
+	long status = 0;
+
+	snprintf(path, sizeof(path), "/exec/%s/resize?h=%u&w=%u", exec_id, rows, cols);
+	return sbx__docker_call(d, "POST", path, NULL, 0, &status, NULL);
+}
+
+static long long exec_exit_code(struct sbx__docker *d, const char *exec_id);
+
+/*
+ * A run with a terminal reports through the exec's exit code (`sbx-init run
+ * --tty`). The Engine may end the stream a moment before it records the
+ * code: it is asked again, a little later each time, until the deadline.
+ */
+static int tty_exit(struct sbx__docker *d,
+		    const char *exec_id,
+		    const struct sbx__run_req *req,
+		    uint64_t duration_ms,
+		    uint64_t deadline,
+		    struct run_io *io)
+{
+	long long code = exec_exit_code(d, exec_id);
+
+	for (long ns = 1000000; code < 0 && sbx__mono_ms() < deadline; ns = ns * 2 % 256000000) {
+		struct timespec pause = {0, ns};
+
+		sbx__error_clear();
+		nanosleep(&pause, NULL);
+		code = exec_exit_code(d, exec_id);
+	}
+	if (code < 0 || code > 255)
+		return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE,
+				      "the run's exec has no exit code (%lld)", code);
+	io->exit = (struct sbx__frame_exit){.status = SBX_FRAME_ST_EXITED, .code = (int32_t)code};
+	if (code == 124 && duration_ms >= req->timeout_ms)
+		io->exit.status = SBX_FRAME_ST_TIMEOUT;
+	io->have_exit = 1;
+	return 0;
+}
+
+/* Streamed stdin: reads the caller's fd when poll said so; 0 at its end. */
+static int read_stream(const struct sbx__run_req *req, unsigned char *b, size_t cap, size_t *len)
+{
+	ssize_t n = read(req->stdin_fd, b, cap);
+
+	if (n > 0) {
+		*len = (size_t)n;
+		return 1;
+	}
+	return n < 0 && (errno == EAGAIN || errno == EINTR);
+}
+
 /* The exec request without its Env; attach 0: a detached exec. */
 static json_t *exec_body(const struct sbx__run_req *req, int attach)
 {
@@ -121,10 +204,14 @@ static json_t *exec_body(const struct sbx__run_req *req, int attach)
 	json_t *cmd;
 
 	snprintf(dl, sizeof(dl), "%llu", (unsigned long long)req->timeout_ms);
-	cmd = json_pack("[s,s,s,s,s,s,s]", SBX_INIT_MOUNT, "run", "--deadline-ms", dl, "--cwd",
-			req->workdir, "--");
-	if (!cmd)
+	cmd = json_pack("[s,s,s,s,s,s]", SBX_INIT_MOUNT, "run", "--deadline-ms", dl, "--cwd",
+			req->workdir);
+	/* With a terminal the init runs the program on the Engine's (Tty). */
+	if (!cmd || (req->pty && json_array_append_new(cmd, json_string("--tty")) < 0) ||
+	    json_array_append_new(cmd, json_string("--")) < 0) {
+		json_decref(cmd);
 		return NULL;
+	}
 	for (size_t i = 0; req->argv[i]; i++)
 		if (json_array_append_new(cmd, json_string(req->argv[i])) < 0) {
 			json_decref(cmd);
@@ -132,8 +219,8 @@ static json_t *exec_body(const struct sbx__run_req *req, int attach)
 		}
 	/* No User: the exec runs as the container's, the sandbox's own uid. */
 	return json_pack("{s:b,s:b,s:b,s:b,s:o,s:s,s:b}", "AttachStdin", attach, "AttachStdout",
-			 attach, "AttachStderr", attach, "Tty", 0, "Cmd", cmd, "WorkingDir", "/",
-			 "Privileged", 0);
+			 attach, "AttachStderr", attach, "Tty", req->pty ? 1 : 0, "Cmd", cmd,
+			 "WorkingDir", "/", "Privileged", 0);
 }
 
 /*
@@ -235,8 +322,9 @@ int sbx__docker_exec(struct sbx__docker *d,
 	long status = 0;
 	int rc = 0, eof = 0, host_timeout = 0, have_u0;
 	sbx_cgroup_usage u0, u1;
-	unsigned char buf[65536];
-	size_t text_size = 0;
+	unsigned char buf[65536], ib[16384];
+	size_t text_size = 0, ilen = 0, ioff = 0;
+	int in_open = req->stdin_fd >= 0;
 	char *text;
 
 	if (__atomic_load_n(&b->dead, __ATOMIC_SEQ_CST))
@@ -267,16 +355,27 @@ int sbx__docker_exec(struct sbx__docker *d,
 	snprintf(exec_id, sizeof(exec_id), "%.128s",
 		 json_string_value(json_object_get(resp, "Id")));
 	snprintf(path, sizeof(path), "/exec/%s/start", exec_id);
-	snprintf(body_start, sizeof(body_start), "{\"Detach\":false,\"Tty\":false}");
+	snprintf(body_start, sizeof(body_start), "{\"Detach\":false,\"Tty\":%s}",
+		 req->pty ? "true" : "false");
 	rc = sbx__http_hijack(&d->http, path, body_start, 0, &hj);
 	if (rc < 0)
 		return rc;
 	if (hj.pre_len)
-		rc = demux(&io, hj.pre, hj.pre_len);
-	if (in_left == 0)
+		rc = feed_out(&io, hj.pre, hj.pre_len);
+	if (req->pty) {
+		sbx__tty_exec_set(b, exec_id);
+		/* Its first size; a failure leaves the Engine's, and the run goes on. */
+		if (sbx__tty_exec_resize(d, exec_id, req->rows, req->cols) < 0)
+			sbx__error_clear();
+	}
+	/* With the Engine's terminal, the end of its stdin ends the stream: never sent. */
+	if (in_left == 0 && !in_open && !req->pty)
 		shutdown(hj.fd, SHUT_WR);
 	while (rc == 0 && !eof) {
-		struct pollfd pfd = {.fd = hj.fd, .events = POLLIN | (in_left ? POLLOUT : 0)};
+		struct pollfd pfds[2] = {
+			{.fd = hj.fd, .events = POLLIN | (in_left || ilen ? POLLOUT : 0)},
+			{.fd = -1}};
+		struct pollfd *pfd = &pfds[0];
 		uint64_t now = sbx__mono_ms();
 		ssize_t r;
 
@@ -284,13 +383,32 @@ int sbx__docker_exec(struct sbx__docker *d,
 			host_timeout = 1;
 			break;
 		}
-		if (poll(&pfd, 1, (int)(deadline - now)) < 0) {
+		if (in_open && !ilen)
+			pfds[1] = (struct pollfd){.fd = req->stdin_fd, .events = POLLIN};
+		if (poll(pfds, 2, (int)(deadline - now)) < 0) {
 			if (errno == EINTR)
 				continue;
 			rc = sbx__error_os(SBX_EENGINE, errno, "poll");
 			break;
 		}
-		if (in_left && (pfd.revents & (POLLOUT | POLLERR | POLLHUP))) {
+		if (pfds[1].revents && !read_stream(req, ib, sizeof(ib), &ilen)) {
+			in_open = 0; /* its end: the program's stdin ends */
+			if (!req->pty)
+				shutdown(hj.fd, SHUT_WR);
+		}
+		ioff = ilen ? ioff : 0;
+		if (ilen && (pfd->revents & (POLLOUT | POLLERR | POLLHUP))) {
+			ssize_t w =
+				send(hj.fd, ib + ioff, ilen - ioff, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+			if (w > 0)
+				ioff += (size_t)w;
+			else if (w < 0 && errno != EAGAIN && errno != EINTR)
+				in_open = 0, ioff = ilen; /* the program stopped reading */
+			if (ioff == ilen)
+				ilen = ioff = 0;
+		}
+		if (in_left && (pfd->revents & (POLLOUT | POLLERR | POLLHUP))) {
 			ssize_t w = send(hj.fd, in, in_left > 65536 ? 65536 : in_left,
 					 MSG_NOSIGNAL | MSG_DONTWAIT);
 			if (w > 0) {
@@ -302,7 +420,7 @@ int sbx__docker_exec(struct sbx__docker *d,
 			if (in_left == 0)
 				shutdown(hj.fd, SHUT_WR);
 		}
-		if (pfd.revents & (POLLIN | POLLHUP | POLLERR)) {
+		if (pfd->revents & (POLLIN | POLLHUP | POLLERR)) {
 			r = recv(hj.fd, buf, sizeof(buf), MSG_DONTWAIT);
 			if (r < 0) {
 				if (errno == EAGAIN || errno == EINTR)
@@ -314,10 +432,11 @@ int sbx__docker_exec(struct sbx__docker *d,
 				eof = 1;
 				break;
 			}
-			rc = demux(&io, buf, (size_t)r);
+			rc = feed_out(&io, buf, (size_t)r);
 		}
 	}
 	sbx__hijack_close(&hj);
+	sbx__tty_exec_set(b, NULL);
 	res->duration_ms = sbx__mono_ms() - start;
 	if (rc == 1 && io.canceled) {
 		sbx__docker_kill(d, b);
@@ -352,6 +471,9 @@ int sbx__docker_exec(struct sbx__docker *d,
 		io.exit = (struct sbx__frame_exit){.status = SBX_FRAME_ST_TIMEOUT, .code = 124};
 		io.have_exit = 1;
 	}
+	if (req->pty && !io.have_exit && !__atomic_load_n(&b->dead, __ATOMIC_SEQ_CST) &&
+	    (rc = tty_exit(d, exec_id, req, res->duration_ms, deadline, &io)) < 0)
+		goto out;
 	if (!io.have_exit && __atomic_load_n(&b->dead, __ATOMIC_SEQ_CST)) {
 		/* Killed through sbx_sandbox_kill() while the run was in flight. */
 		io.exit = (struct sbx__frame_exit){

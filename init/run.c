@@ -316,7 +316,9 @@ static struct exec_report spawn_rep;
 
 struct spawn_args {
 	int out_w, err_w;
-	int tty; /* out_w is a terminal's slave: it becomes the controlling terminal */
+	/* 1: out_w is a terminal's slave, to be the controlling terminal;
+	 * 2: stdio is our own terminal already, the program takes its foreground. */
+	int tty;
 	const char *cwd;
 	char **argv;
 };
@@ -347,7 +349,16 @@ static int child_exec(void *arg)
 	for (sig = 1; sig < NSIG; sig++)
 		(void)sigaction(sig, &dfl, NULL);
 
-	if (a->tty) {
+	if (a->tty == 2) {
+		sigset_t ttou;
+
+		/* Its own group, in the terminal's foreground: ^C signals it, not us. */
+		sigemptyset(&ttou);
+		sigaddset(&ttou, SIGTTOU);
+		(void)sigprocmask(SIG_BLOCK, &ttou, NULL);
+		(void)setpgid(0, 0);
+		(void)tcsetpgrp(STDIN_FILENO, getpid());
+	} else if (a->tty) {
 		/* A new session (so its own process group too) whose terminal is the slave. */
 		if (setsid() < 0 || ioctl(a->out_w, TIOCSCTTY, 0) != 0 ||
 		    dup2(a->out_w, STDIN_FILENO) < 0)
@@ -357,7 +368,7 @@ static int child_exec(void *arg)
 		(void)setpgid(0, 0);
 	}
 
-	if (dup2(a->out_w, STDOUT_FILENO) < 0 || dup2(a->err_w, STDERR_FILENO) < 0)
+	if (a->tty != 2 && (dup2(a->out_w, STDOUT_FILENO) < 0 || dup2(a->err_w, STDERR_FILENO) < 0))
 		child_fail(STAGE_EXEC);
 
 	/* Nothing but 0, 1 and 2 may reach the program. */
@@ -455,7 +466,7 @@ static void drain(void)
 static int run_usage(const char *why)
 {
 	sbx_init_msg("run: %s", why);
-	sbx_init_msg("usage: sbx-init run --deadline-ms N [--cwd DIR] -- PROG [ARG...]");
+	sbx_init_msg("usage: sbx-init run [--tty] --deadline-ms N [--cwd DIR] -- PROG [ARG...]");
 	return SBX_INIT_EXIT_USAGE;
 }
 
@@ -467,11 +478,62 @@ static int make_pipe(int p[2])
 	return fcntl(p[0], F_SETFL, O_NONBLOCK);
 }
 
+/*
+ * `sbx-init run --tty`: docker exec with a terminal (Tty), whose session we
+ * lead. The program runs on that terminal, in its own process group in the
+ * foreground (so ^C signals it), its whole tree killed at its exit or
+ * deadline. No frames: the terminal carries its bytes, and our exit code is
+ * its report (124 at the deadline, 128+N killed by signal N, 126 or 127 when
+ * it could not start, with the reason on the terminal).
+ */
+static int run_on_tty(long long deadline_ms, const char *cwd, char **prog)
+{
+	struct spawn_args sa = {.tty = 2, .cwd = cwd, .argv = prog};
+	struct exec_report rep;
+	int rc = sbx_init_supervise_prepare(1);
+
+	if (rc)
+		return rc;
+	if (!isatty(STDIN_FILENO))
+		return run_usage("--tty needs a terminal on stdin");
+	R.deadline = (long long)sbx__mono_ms() + deadline_ms;
+	R.child = spawn(&sa);
+	if (R.child < 0) {
+		sbx_init_msg("run: clone: %s", strerror(errno));
+		return SBX_INIT_EXIT_USAGE;
+	}
+	rep = spawn_rep;
+	while (!R.child_reaped) {
+		struct pollfd pfd = {.fd = R.sfd, .events = POLLIN};
+		long long left = R.deadline - (long long)sbx__mono_ms();
+
+		if (left <= 0)
+			break;
+		if (poll(&pfd, 1, left > 1000 ? 1000 : (int)left) > 0 && read_signals()) {
+			kill_tree(KILL_BUDGET_MS);
+			return SBX_INIT_EXIT_TERM;
+		}
+		reap();
+	}
+	if (!R.child_reaped) {
+		kill_tree(KILL_BUDGET_MS);
+		return SBX_INIT_EXIT_TIMEOUT;
+	}
+	kill_tree(KILL_BUDGET_MS);
+	if (rep.stage != 0) {
+		sbx_init_msg("%s: %s", prog[0], strerror(rep.err));
+		return rep.err == ENOENT ? 127 : 126;
+	}
+	if (WIFSIGNALED(R.child_status))
+		return 128 + WTERMSIG(R.child_status);
+	return WEXITSTATUS(R.child_status);
+}
+
 int sbx_init_run(int argc, char **argv)
 {
 	long long deadline_ms = -1;
 	const char *cwd = NULL;
-	int i;
+	int i, tty = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
@@ -479,6 +541,8 @@ int sbx_init_run(int argc, char **argv)
 		if (strcmp(argv[i], "--deadline-ms") == 0 && i + 1 < argc && deadline_ms < 0) {
 			if (sbx_init_parse_positive(argv[++i], DEADLINE_MS_MAX, &deadline_ms) != 0)
 				return run_usage("--deadline-ms needs a positive number of ms");
+		} else if (strcmp(argv[i], "--tty") == 0 && !tty) {
+			tty = 1;
 		} else if (strcmp(argv[i], "--cwd") == 0 && i + 1 < argc && !cwd) {
 			cwd = argv[++i];
 			if (!*cwd)
@@ -491,6 +555,8 @@ int sbx_init_run(int argc, char **argv)
 		return run_usage("--deadline-ms is required");
 	if (i >= argc || i + 1 >= argc || !*argv[i + 1])
 		return run_usage("a program is required after --");
+	if (tty)
+		return run_on_tty(deadline_ms, cwd, argv + i + 1);
 	return sbx_init_supervise(deadline_ms, cwd, argv + i + 1, 1);
 }
 

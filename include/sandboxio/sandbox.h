@@ -340,9 +340,28 @@ typedef struct {
 	 *  child of (an agent's tool call, say); NULL: the sandbox's span.
 	 *  ^A malformed value is ignored. Copied. */
 	const char *traceparent;
+	/** Version 3. Non-zero: the program runs under a pseudo-terminal in the
+	 *  sandbox, in a new session whose controlling terminal it is (stdin,
+	 *  stdout and stderr). ^Everything the program writes comes on stdout,
+	 *  as the terminal shows it (CR LF line ends); stderr is empty. ^Input
+	 *  passes the terminal's line discipline: byte 3 (^C) sends SIGINT to
+	 *  its foreground process group. ^A backend other than docker refuses it
+	 *  with SBX_EUNSUPPORTED. */
+	int pty;
+	/** Version 3. The terminal's rows and columns; 0: 24 and 80. ^Past 4096
+	 *  is SBX_EINVALID, and so is either without pty. */
+	unsigned int pty_rows, pty_cols;
+	/** Version 3. Non-zero: the program's stdin is read from stdin_fd as it
+	 *  comes (a pipe, a terminal, a socket: any fd poll(2) works on), until
+	 *  its end of file or the run's end, instead of from stdin_data, which
+	 *  must then be empty (^else SBX_EINVALID). The fd is lent: never
+	 *  closed, and its file status flags are left as they were. ^A backend
+	 *  other than docker refuses it with SBX_EUNSUPPORTED. */
+	int stream_stdin;
+	int stdin_fd;
 } sbx_run_options;
 
-#define SBX_RUN_OPTIONS_VERSION 2
+#define SBX_RUN_OPTIONS_VERSION 3
 #define SBX_RUN_OPTIONS_INIT                                                                       \
 	{                                                                                          \
 		.version = SBX_RUN_OPTIONS_VERSION                                                 \
@@ -410,6 +429,19 @@ SBX_EXTERN int sbx_sandbox_run(sbx_result **out,
 			       sbx_sandbox *s,
 			       const char *const *argv,
 			       const sbx_run_options *opts);
+
+/**
+ * Sets the window size of the terminal of the run in flight on s (one
+ * started with sbx_run_options.pty), from any thread, while that run goes
+ * on: ^the terminal takes the size and its foreground process group gets
+ * SIGWINCH. A size set between runs is lost (the next run starts with its
+ * own pty_rows and pty_cols).
+ * Returns: 0, SBX_EINVALID (s NULL, rows or cols outside 1..4096),
+ * SBX_ENOTFOUND (no run with a terminal is in flight on s), SBX_EUNSUPPORTED
+ * (a backend without terminals), SBX_EENGINE, SBX_EUNAVAILABLE,
+ * SBX_ETIMEOUT, SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_sandbox_resize(sbx_sandbox *s, unsigned int rows, unsigned int cols);
 
 /**
  * Runs source code: language "python" or "bash". The code is passed on
