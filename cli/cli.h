@@ -79,6 +79,8 @@ struct cli_opts {
 	const char *workdir;
 	const char *tier;
 	const char *stdin_path;
+	int interactive; /* -i: stream stdin as it comes */
+	int tty;	 /* -t: a terminal in the sandbox, ours in raw mode */
 	const char *lang;
 	const char *ref;
 	const char **env; /* NAME=VALUE, env_n of them, NULL-terminated */
@@ -115,6 +117,14 @@ void cli_print_error(const struct cli_opts *o, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_print_json(void *json); /* takes a json_t *, prints it on stdout and frees it */
+
+/* tty.c: exec -i and -t. check refuses what cannot be done (before any
+ * sandbox is touched); options fills the run's; begin puts our terminal in
+ * raw mode and passes window sizes on to s until end, which restores it. */
+int cli_tty_check(const struct cli_opts *o);
+void cli_tty_options(const struct cli_opts *o, sbx_run_options *ro);
+int cli_tty_begin(const struct cli_opts *o, sbx_sandbox *s);
+void cli_tty_end(void);
 
 /* io.c */
 int cli_write_all(int fd, const void *data, size_t len);

@@ -208,7 +208,15 @@ static const char usage_exec[] =
 	"  --timeout S          the run's deadline, at most the sandbox's run deadline\n"
 	"  --env NAME=VALUE     extra environment for this run (repeatable)\n"
 	"  --workdir DIR        working directory of this run\n"
-	"  --stdin FILE|-       feed the program's standard input from FILE or ours\n";
+	"  --stdin FILE|-       feed the program's standard input from FILE or ours\n"
+	"  --interactive, -i    stream our standard input to the program as it comes,\n"
+	"                       until its end of file\n"
+	"  --tty, -t            run the program under a terminal in the sandbox, of our\n"
+	"                       terminal's size (kept as ours changes); ours is in raw\n"
+	"                       mode for the run, so ^C goes to the program. Its stdout\n"
+	"                       and stderr both come as the terminal's output. Needs a\n"
+	"                       terminal on our standard input; with -i (-it) it gets\n"
+	"                       our keys\n";
 
 static const char usage_rm[] = "usage: sandboxio rm [--json] [--socket PATH] ID [ID...]\n"
 			       "\n"

@@ -54,10 +54,12 @@ enum opt_id {
 	O_SECRET_FILE,
 	O_NO_REDACT,
 	O_AUDIT_LOG,
-	O_BACKEND
+	O_BACKEND,
+	O_INTERACTIVE,
+	O_TTY
 };
 
-#define BIT(id) (1u << (id))
+#define BIT(id) (1ull << (id))
 
 struct opt {
 	const char *name;
@@ -95,12 +97,14 @@ static const struct opt opts[] = {
 	{"no-redact-output", O_NO_REDACT, 0},
 	{"audit-log", O_AUDIT_LOG, 1},
 	{"backend", O_BACKEND, 1},
+	{"interactive", O_INTERACTIVE, 0},
+	{"tty", O_TTY, 0},
 };
 
 #define M_COMMON                                                                                   \
 	(BIT(O_JSON) | BIT(O_SOCKET) | BIT(O_HOSTS_FILE) | BIT(O_CONFIG) | BIT(O_AUDIT_LOG) |      \
 	 BIT(O_HELP) | BIT(O_BACKEND))
-#define M_LIMITS (0u SBX__LIMIT_KINDS(LIMIT_BIT))
+#define M_LIMITS (0ull SBX__LIMIT_KINDS(LIMIT_BIT))
 #define M_SANDBOX                                                                                  \
 	(M_COMMON | BIT(O_IMAGE) | BIT(O_TIMEOUT) | BIT(O_CREATE_TIMEOUT) | M_LIMITS |             \
 	 BIT(O_ENV) | BIT(O_TENANT) | BIT(O_WORKDIR) | BIT(O_TIER) | BIT(O_LIFETIME) |             \
@@ -109,7 +113,7 @@ static const struct opt opts[] = {
 #define M_RUN (BIT(O_SECRET) | BIT(O_SECRET_FILE) | BIT(O_NO_REDACT))
 
 /* Which options each command takes. */
-static unsigned int mask_for(enum cli_cmd cmd)
+static unsigned long long mask_for(enum cli_cmd cmd)
 {
 	switch (cmd) {
 	case CMD_RUN:
@@ -120,7 +124,7 @@ static unsigned int mask_for(enum cli_cmd cmd)
 		return M_SANDBOX;
 	case CMD_EXEC:
 		return M_COMMON | M_RUN | BIT(O_TIMEOUT) | BIT(O_ENV) | BIT(O_WORKDIR) |
-		       BIT(O_STDIN);
+		       BIT(O_STDIN) | BIT(O_INTERACTIVE) | BIT(O_TTY);
 	case CMD_RM:
 		return M_COMMON;
 	case CMD_LS:
@@ -270,6 +274,12 @@ static int store(struct cli_opts *o, enum opt_id id, const char *val)
 	case O_AUDIT_LOG:
 		o->audit_log = val;
 		break;
+	case O_INTERACTIVE:
+		o->interactive = 1;
+		break;
+	case O_TTY:
+		o->tty = 1;
+		break;
 	}
 	return 0;
 }
@@ -289,7 +299,7 @@ static void unknown(const struct cli_opts *o, const char *arg, size_t len)
  * Consumes options from argv[*i] on. Stops at the first non-option ("-" on
  * its own is one: it names standard input) and after "--".
  */
-static int parse(struct cli_opts *o, int argc, char **argv, int *i, unsigned int mask)
+static int parse(struct cli_opts *o, int argc, char **argv, int *i, unsigned long long mask)
 {
 	while (*i < argc) {
 		const char *arg = argv[*i], *name, *eq, *val = NULL;
@@ -304,6 +314,14 @@ static int parse(struct cli_opts *o, int argc, char **argv, int *i, unsigned int
 		}
 		if (strcmp(arg, "-h") == 0 && (mask & BIT(O_HELP))) {
 			o->help = 1;
+			(*i)++;
+			continue;
+		}
+		/* -i, -t and together (-it, -ti), as docker exec takes them. */
+		if ((mask & BIT(O_TTY)) && arg[1] != '-' &&
+		    strspn(arg + 1, "it") == strlen(arg + 1)) {
+			o->interactive |= strchr(arg, 'i') != NULL;
+			o->tty |= strchr(arg, 't') != NULL;
 			(*i)++;
 			continue;
 		}

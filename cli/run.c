@@ -415,6 +415,8 @@ int cmd_exec(const struct cli_opts *o)
 		return CLI_EXIT_FAIL;
 	}
 	rc = cli_run_timeout(o, &tmo);
+	if (!rc)
+		rc = cli_tty_check(o);
 	if (rc)
 		return rc;
 	if (cli_signals_install() < 0) {
@@ -453,6 +455,7 @@ int cmd_exec(const struct cli_opts *o)
 	ro.workdir = o->workdir;
 	ro.secrets = o->secrets;
 	ro.raw_output = o->no_redact;
+	cli_tty_options(o, &ro);
 	if (cli_signal_pending()) {
 		rc = interrupted(o, "nothing was run");
 		goto out;
@@ -460,8 +463,12 @@ int cmd_exec(const struct cli_opts *o)
 	if (cli_watch_start(s) < 0)
 		cli_warn("cannot watch for signals during the run: an interrupt will wait for the "
 			 "program's next output");
-	lrc = sbx_sandbox_run(&r, s, (const char *const *)o->args, &ro);
+	rc = cli_tty_begin(o, s);
+	lrc = rc ? 0 : sbx_sandbox_run(&r, s, (const char *const *)o->args, &ro);
+	cli_tty_end();
 	cli_watch_stop();
+	if (rc)
+		goto out;
 	if (cli_signal_pending()) {
 		/* The run cannot be stopped alone: its sandbox was killed, so remove it. */
 		sbx_sandbox_close(s);
