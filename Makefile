@@ -166,6 +166,8 @@ contract: $(CANARY_BIN) $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_cli.sh
 	@echo "== tests/cli/test_code.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_code.sh
+	@echo "== tests/cli/test_exec_tty.sh"
+	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_exec_tty.sh
 	@echo "== tests/cli/test_serve_e2b.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_serve_e2b.sh
 	@echo "== tests/cli/test_serve_load.sh"
