@@ -200,14 +200,17 @@ static int read_stream(const struct sbx__run_req *req, unsigned char *b, size_t 
 /* The exec request without its Env; attach 0: a detached exec. */
 static json_t *exec_body(const struct sbx__run_req *req, int attach)
 {
-	char dl[32];
+	char dl[32], size[32];
 	json_t *cmd;
 
 	snprintf(dl, sizeof(dl), "%llu", (unsigned long long)req->timeout_ms);
+	snprintf(size, sizeof(size), "%ux%u", req->rows, req->cols);
 	cmd = json_pack("[s,s,s,s,s,s]", SBX_INIT_MOUNT, "run", "--deadline-ms", dl, "--cwd",
 			req->workdir);
 	/* With a terminal the init runs the program on the Engine's (Tty). */
-	if (!cmd || (req->pty && json_array_append_new(cmd, json_string("--tty")) < 0) ||
+	if (!cmd ||
+	    (req->pty && (json_array_append_new(cmd, json_string("--tty")) < 0 ||
+			  json_array_append_new(cmd, json_string(size)) < 0)) ||
 	    json_array_append_new(cmd, json_string("--")) < 0) {
 		json_decref(cmd);
 		return NULL;
@@ -362,12 +365,9 @@ int sbx__docker_exec(struct sbx__docker *d,
 		return rc;
 	if (hj.pre_len)
 		rc = feed_out(&io, hj.pre, hj.pre_len);
-	if (req->pty) {
+	/* Its first size is the init's to set (--tty RxC); later ones are the Engine's. */
+	if (req->pty)
 		sbx__tty_exec_set(b, exec_id);
-		/* Its first size; a failure leaves the Engine's, and the run goes on. */
-		if (sbx__tty_exec_resize(d, exec_id, req->rows, req->cols) < 0)
-			sbx__error_clear();
-	}
 	/* With the Engine's terminal, the end of its stdin ends the stream: never sent. */
 	if (in_left == 0 && !in_open && !req->pty)
 		shutdown(hj.fd, SHUT_WR);

@@ -466,7 +466,8 @@ static void drain(void)
 static int run_usage(const char *why)
 {
 	sbx_init_msg("run: %s", why);
-	sbx_init_msg("usage: sbx-init run [--tty] --deadline-ms N [--cwd DIR] -- PROG [ARG...]");
+	sbx_init_msg("usage: sbx-init run [--tty ROWSxCOLS] --deadline-ms N [--cwd DIR] -- PROG "
+		     "[ARG...]");
 	return SBX_INIT_EXIT_USAGE;
 }
 
@@ -479,16 +480,21 @@ static int make_pipe(int p[2])
 }
 
 /*
- * `sbx-init run --tty`: docker exec with a terminal (Tty), whose session we
+ * `sbx-init run --tty RxC`: docker exec with a terminal (Tty), whose session we
  * lead. The program runs on that terminal, in its own process group in the
  * foreground (so ^C signals it), its whole tree killed at its exit or
  * deadline. No frames: the terminal carries its bytes, and our exit code is
  * its report (124 at the deadline, 128+N killed by signal N, 126 or 127 when
  * it could not start, with the reason on the terminal).
  */
-static int run_on_tty(long long deadline_ms, const char *cwd, char **prog)
+static int run_on_tty(long long deadline_ms,
+		      const char *cwd,
+		      char **prog,
+		      unsigned short rows,
+		      unsigned short cols)
 {
 	struct spawn_args sa = {.tty = 2, .cwd = cwd, .argv = prog};
+	struct winsize ws = {.ws_row = rows, .ws_col = cols};
 	struct exec_report rep;
 	int rc = sbx_init_supervise_prepare(1);
 
@@ -496,6 +502,8 @@ static int run_on_tty(long long deadline_ms, const char *cwd, char **prog)
 		return rc;
 	if (!isatty(STDIN_FILENO))
 		return run_usage("--tty needs a terminal on stdin");
+	/* The size asked, before the program can look (the Engine's resize comes later). */
+	(void)ioctl(STDIN_FILENO, TIOCSWINSZ, &ws);
 	R.deadline = (long long)sbx__mono_ms() + deadline_ms;
 	R.child = spawn(&sa);
 	if (R.child < 0) {
@@ -533,6 +541,7 @@ int sbx_init_run(int argc, char **argv)
 {
 	long long deadline_ms = -1;
 	const char *cwd = NULL;
+	long long rows = 0, cols = 0;
 	int i, tty = 0;
 
 	for (i = 1; i < argc; i++) {
@@ -541,7 +550,16 @@ int sbx_init_run(int argc, char **argv)
 		if (strcmp(argv[i], "--deadline-ms") == 0 && i + 1 < argc && deadline_ms < 0) {
 			if (sbx_init_parse_positive(argv[++i], DEADLINE_MS_MAX, &deadline_ms) != 0)
 				return run_usage("--deadline-ms needs a positive number of ms");
-		} else if (strcmp(argv[i], "--tty") == 0 && !tty) {
+		} else if (strcmp(argv[i], "--tty") == 0 && i + 1 < argc && !tty) {
+			char size[16], *x;
+
+			snprintf(size, sizeof(size), "%s", argv[++i]);
+			x = strchr(size, 'x');
+			if (x)
+				*x++ = '\0';
+			if (!x || sbx_init_parse_positive(size, 4096, &rows) != 0 ||
+			    sbx_init_parse_positive(x, 4096, &cols) != 0)
+				return run_usage("--tty needs a size ROWSxCOLS, each 1 to 4096");
 			tty = 1;
 		} else if (strcmp(argv[i], "--cwd") == 0 && i + 1 < argc && !cwd) {
 			cwd = argv[++i];
@@ -556,7 +574,8 @@ int sbx_init_run(int argc, char **argv)
 	if (i >= argc || i + 1 >= argc || !*argv[i + 1])
 		return run_usage("a program is required after --");
 	if (tty)
-		return run_on_tty(deadline_ms, cwd, argv + i + 1);
+		return run_on_tty(deadline_ms, cwd, argv + i + 1, (unsigned short)rows,
+				  (unsigned short)cols);
 	return sbx_init_supervise(deadline_ms, cwd, argv + i + 1, 1);
 }
 
