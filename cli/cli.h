@@ -118,7 +118,7 @@ void cli_print_error(const struct cli_opts *o, int code, const char *fmt, ...)
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_print_json(void *json); /* takes a json_t *, prints it on stdout and frees it */
 
-/* tty.c: exec -i and -t. check refuses what cannot be done (before any
+/* tty.c: -i and -t of exec and run. check refuses what cannot be done (before any
  * sandbox is touched); options fills the run's; begin puts our terminal in
  * raw mode and passes window sizes on to s until end, which restores it. */
 int cli_tty_check(const struct cli_opts *o);

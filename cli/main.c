@@ -148,7 +148,10 @@ static const char usage_run[] =
 	"  --lifetime S         the sandbox's whole life, enforced inside the sandbox even\n"
 	"                       if sandboxio is killed; at least the run's deadline;\n"
 	"                       default the run's deadline plus 30 s\n"
-	"  --stdin FILE|-       feed the program's standard input from FILE or ours\n";
+	"  --stdin FILE|-       feed the program's standard input from FILE or ours\n"
+	"  --interactive, -i    stream our standard input to the program as it comes\n"
+	"  --tty, -t            run the program under a terminal (see 'sandboxio exec\n"
+	"                       --help'); with -i (-it) it gets our keys\n";
 
 /* run, run-code and exec. */
 static const char usage_secret_opts[] =

@@ -117,7 +117,7 @@ static unsigned long long mask_for(enum cli_cmd cmd)
 {
 	switch (cmd) {
 	case CMD_RUN:
-		return M_SANDBOX | M_RUN | BIT(O_STDIN);
+		return M_SANDBOX | M_RUN | BIT(O_STDIN) | BIT(O_INTERACTIVE) | BIT(O_TTY);
 	case CMD_RUN_CODE:
 		return M_SANDBOX | M_RUN | BIT(O_LANG);
 	case CMD_CREATE:

@@ -295,14 +295,16 @@ static int oneshot(const struct cli_opts *o, const struct oneshot *job)
 	ro.stdin_len = job->stdin_len;
 	ro.secrets = o->secrets;
 	ro.raw_output = o->no_redact;
+	cli_tty_options(o, &ro);
 	if (!cli_signal_pending()) {
 		if (cli_watch_start(s) < 0)
 			cli_warn("cannot watch for signals during the run: an interrupt will wait "
 				 "for the program's next output");
 		if (job->lang)
 			lrc = sbx_sandbox_run_code(&r, s, job->lang, job->code, job->code_len, &ro);
-		else
+		else if ((rc = cli_tty_begin(o, s)) == 0)
 			lrc = sbx_sandbox_run(&r, s, job->argv, &ro);
+		cli_tty_end();
 		cli_watch_stop();
 		if (lrc < 0 && !cli_signal_pending() && !ctx.broken) {
 			cli_print_lib_error(o);
@@ -343,6 +345,9 @@ int cmd_run(const struct cli_opts *o)
 	}
 	job.argv = (const char *const *)o->args;
 	job.what = o->args[0];
+	rc = cli_tty_check(o);
+	if (rc)
+		return rc;
 	if (o->stdin_path) {
 		if (cli_signals_install() < 0) {
 			cli_print_error(o, SBX_ERROR, "cannot install signal handlers");

@@ -1,5 +1,5 @@
 /*
- * cli/tty.c: `exec -i` and `exec -t`.
+ * cli/tty.c: -i and -t of `exec` and `run`.
  *
  * -i streams our standard input to the program as it comes (until its end
  * of file), instead of reading it all first as --stdin - does. -t asks for

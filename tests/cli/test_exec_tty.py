@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tests/cli/test_exec_tty.py: `sandboxio exec -it` driven through a real
 terminal on the host (python3's pty module), against one sandbox made by
-`sandboxio create` (its id is argv[2], the command argv[1]).
+`sandboxio create` (its id is argv[2], the command argv[1], the tenant
+argv[3]).
 
 Each step waits for what the sandbox's shell prints (a prompt set through
 --env PS1, values computed in the sandbox so that the terminal's echo of
@@ -9,7 +10,10 @@ the typed line cannot match); the only bound is a hang guard. Checks: the
 prompt, the window size asked at the start, a resize passed on (stty size
 read back), ^C delivered to a `sleep 1000` as SIGINT through the sandbox's
 terminal (the prompt comes back), our terminal restored afterwards, and
-`exit 3` giving exit status 3. The last line is "N passed, N failed".
+`exit 3` giving exit status 3; then the run's deadline (124), `run -it`
+(its own sandbox, over the init's channel: size, keys, exit status) and
+SIGTERM (143), each leaving our terminal as it was. The last line is
+"N passed, N failed".
 """
 import fcntl
 import os
@@ -107,7 +111,7 @@ class Term:
 
 
 def main():
-    cli, sid = sys.argv[1], sys.argv[2]
+    cli, sid, tenant = sys.argv[1], sys.argv[2], sys.argv[3]
     # The terminal's size before sandboxio starts is what it asks for.
     t = Term([cli, "exec", "-it", "--env", "PS1=" + PROMPT.decode(), sid, "--",
               "bash", "--norc", "--noprofile"], 33, 101)
@@ -148,6 +152,18 @@ def main():
         rc = t.wait()
         check(rc == 124, "the run's deadline gives 124 (got %s)" % rc)
         check(t.restored(), "our terminal's settings are restored at the deadline")
+
+        # run -it makes its own sandbox: its run goes over the init's channel.
+        t = Term([cli, "run", "-it", "--tenant", tenant, "--", "sh", "-c",
+                  "stty size; echo typed=$(head -c 2)x; exit 4"], 20, 70)
+        t.expect(b"20 70")
+        t.wait_raw()
+        t.send(b"ab\r")
+        got = t.expect(b"x")
+        check(b"typed=ab" in got, "run -it: the size asked, and keys as typed")
+        rc = t.wait()
+        check(rc == 4, "run -it: exit 4 gives exit status 4 (got %s)" % rc)
+        check(t.restored(), "run -it: our terminal's settings are restored")
 
         # SIGTERM to sandboxio (this cancels the run and removes the sandbox: last).
         t = Term([cli, "exec", "-it", sid, "--", "sleep", "1000"], 24, 80)

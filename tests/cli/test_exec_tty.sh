@@ -44,7 +44,7 @@ out=$(echo x | "$CLI" exec -i --stdin - "$id" -- cat 2>&1)
 rc=$?
 if [ $rc -eq 125 ] && [[ $out == *"give one"* ]]; then ok "-i with --stdin is refused"; else ko "-i --stdin: rc $rc '$out'"; fi
 
-py=$(python3 "$here/test_exec_tty.py" "$CLI" "$id")
+py=$(python3 "$here/test_exec_tty.py" "$CLI" "$id" "$T")
 rc=$?
 echo "$py" | sed '$d'
 last=$(echo "$py" | tail -1)
