@@ -298,7 +298,7 @@ int sbx__chan_run(struct sbx__docker *d,
 	enum run_end end = RUN_GOING;
 	sbx_cgroup_usage u0, u1;
 
-	if (!c || pthread_mutex_trylock(&c->lock) != 0)
+	if (!c || (b->chan_no_secrets && req->has_secrets) || pthread_mutex_trylock(&c->lock) != 0)
 		return SBX_CHAN_FALLBACK;
 	if (c->broken || __atomic_load_n(&b->dead, __ATOMIC_SEQ_CST)) {
 		pthread_mutex_unlock(&c->lock);

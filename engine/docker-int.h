@@ -56,6 +56,10 @@ struct sbx__docker_box {
 	unsigned uid; /* the sandbox's own uid and gid */
 	int disk;     /* /workspace is a disk of its own on the host (engine/disk.c) */
 	int dead;     /* killed by the host (deadline or cancel): runs are refused */
+	/* The gvisor tier: a run with secrets takes docker exec. gVisor lets a
+	 * run open PID 1's /proc/1/fd/N, so a request on the channel (with its
+	 * secrets) would be within reach of the runs beside it. */
+	int chan_no_secrets;
 	/* The init's run channel (engine/attach.c), held by the creating handle
 	 * only; NULL: runs use docker exec. */
 	struct sbx__chan *chan;

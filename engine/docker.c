@@ -676,6 +676,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 		goto rollback;
 	}
 	b->chan = SBX_STEAL(&chan);
+	b->chan_no_secrets = p->min_tier == SBX_TIER_GVISOR;
 	*box_out = b;
 	*id_out = SBX_STEAL(&id);
 	*tier_out = p->min_tier == SBX_TIER_GVISOR ? SBX_TIER_GVISOR : SBX_TIER_CONTAINER;

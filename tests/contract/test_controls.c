@@ -218,6 +218,60 @@ static void test_controls__allowlist_admits_only_listed(void **state)
 	assert_int_equal(canary_arrivals(f->c, 1, CANARY_ANY), 0);
 }
 
+/*
+ * A run cannot speak for the init. On the container tier PID 1 is out of a
+ * run's reach: bytes a run writes at /proc/1/fd/1 go nowhere and the next
+ * run is its own. gVisor's kernel lets a run open PID 1's descriptors, so
+ * there a malformed frame ends the sandbox (never taken as a frame), and a
+ * run with a secret never uses the channel (docker exec), so its request
+ * is not there to be read (docs/threat-model.md, the gvisor tier).
+ */
+static void test_controls__runs_cannot_reach_the_channel(void **state)
+{
+	struct fx *f = *state;
+	const char *w = "printf 'noise' > /proc/1/fd/1 2>/dev/null; sleep 1; true";
+	const char *argv[] = {"sh", "-c", "printf %s \"$K\"", NULL};
+	sbx_run_options o = SBX_RUN_OPTIONS_INIT;
+	sbx_secrets *sec = NULL;
+	sbx_result *r = NULL;
+	int rc;
+
+	if (!is_backend("docker"))
+		skip();
+	create(f);
+	assert_int_equal(sbx_secrets_new(&sec), 0);
+	assert_int_equal(sbx_secrets_add(sec, "K", "chan-secret-1", 13), 0);
+	o.secrets = sec;
+	o.raw_output = 1;
+	assert_int_equal(sbx_sandbox_run(&r, f->s, argv, &o), 0);
+	assert_string_equal(r->stdout_data, "chan-secret-1");
+	if (test_tier() == SBX_TIER_GVISOR)
+		assert_int_equal(r->path, SBX_RUN_PATH_EXEC);
+	sbx_result_free(r);
+	r = NULL;
+	rc = sbx_sandbox_run(&r, f->s, (const char *[]){"sh", "-c", w, NULL}, NULL);
+	if (test_tier() == SBX_TIER_GVISOR) {
+		/* Either the noise broke the protocol (the sandbox was ended), or
+		 * it came after the run's end and the next run finds it so. */
+		if (rc == 0) {
+			sbx_result_free(r);
+			r = NULL;
+			rc = sbx_sandbox_run(&r, f->s, (const char *[]){"echo", "mine", NULL},
+					     NULL);
+		}
+		if (rc == 0)
+			fail_msg("noise on the channel was taken: %s", r->stdout_data);
+		assert_non_null(strstr(sbx_error_last()->message, "protocol"));
+	} else {
+		assert_int_equal(rc, 0);
+		sbx_result_free(r);
+		r = t_run(f->s, "echo mine", NULL);
+		assert_string_equal(r->stdout_data, "mine\n");
+	}
+	sbx_result_free(r);
+	sbx_secrets_free(sec);
+}
+
 /* ===== 2. Mandatory timeouts ===== */
 
 static void test_controls__run_deadline_ends_the_run(void **state)
@@ -464,6 +518,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 		T(test_controls__deny_by_default),
 		T(test_controls__allowlist_admits_only_listed),
+		T(test_controls__runs_cannot_reach_the_channel),
 		T(test_controls__run_deadline_ends_the_run),
 		T(test_controls__unbounded_refused),
 		T(test_controls__open_files_cap_applies),
