@@ -38,7 +38,7 @@
 
 /* The user of an "Authorization: Basic base64(user:)" header into out
  * (empty when none). Returns -1 for a malformed header. */
-static int basic_user(struct MHD_Connection *c, char *out, size_t size)
+int sbxs_basic_user(struct MHD_Connection *c, char *out, size_t size)
 {
 	const char *h = sbxs_header(c, "Authorization");
 	unsigned char dec[768]; /* sbx__base64_decoded_max(1024) */
@@ -58,7 +58,7 @@ static int basic_user(struct MHD_Connection *c, char *out, size_t size)
 }
 
 /* The first key of obj not in allowed (NULL-terminated), or NULL. */
-static const char *unknown_key(json_t *obj, const char *const *allowed)
+const char *sbxs_unknown_key(json_t *obj, const char *const *allowed)
 {
 	const char *k;
 	json_t *v;
@@ -118,7 +118,7 @@ static int parse_start(json_t *j, struct sbxs_proc *pr, const char **code, char 
 		snprintf(err, esize, "unmarshal into process.StartRequest: not an object");
 		return -1;
 	}
-	bad = unknown_key(j, top);
+	bad = sbxs_unknown_key(j, top);
 	if (bad) {
 		snprintf(err, esize, "unmarshal into process.StartRequest: unknown field \"%.64s\"",
 			 bad);
@@ -129,7 +129,7 @@ static int parse_start(json_t *j, struct sbxs_proc *pr, const char **code, char 
 		snprintf(err, esize, "process is required");
 		return -1;
 	}
-	bad = unknown_key(proc, cfg);
+	bad = sbxs_unknown_key(proc, cfg);
 	if (bad) {
 		snprintf(err, esize,
 			 "unmarshal into process.ProcessConfig: unknown field \"%.64s\"", bad);
@@ -279,7 +279,7 @@ sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_r
 				"Keepalive-Ping-Interval must be 1 to 3600 seconds");
 		ka_s = v;
 	}
-	if (basic_user(c, user, sizeof(user)) < 0 || !sbxs_user_ok(user)) {
+	if (sbxs_basic_user(c, user, sizeof(user)) < 0 || !sbxs_user_ok(user)) {
 		snprintf(err, sizeof(err),
 			 "user '%s' is not available on this server: commands run as the sandbox "
 			 "user",
@@ -397,7 +397,7 @@ static int parse_selector(json_t *sel, unsigned *pid, const char **tag, char *er
 		snprintf(err, esize, "process (a ProcessSelector) is required");
 		return -1;
 	}
-	bad = unknown_key(sel, keys);
+	bad = sbxs_unknown_key(sel, keys);
 	if (bad) {
 		snprintf(err, esize,
 			 "unmarshal into process.ProcessSelector: unknown field \"%.64s\"", bad);
@@ -526,9 +526,9 @@ enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
 		json_decref(j);
 		return envd_list(srv, c, b);
 	}
-	bad = unknown_key(j, strcmp(method, "SendInput") == 0	 ? in_keys
-			     : strcmp(method, "CloseStdin") == 0 ? close_keys
-								 : sig_keys);
+	bad = sbxs_unknown_key(j, strcmp(method, "SendInput") == 0    ? in_keys
+				  : strcmp(method, "CloseStdin") == 0 ? close_keys
+								      : sig_keys);
 	if (bad) {
 		ret = sbxs_connect_error(
 			c, "invalid_argument",
@@ -590,7 +590,7 @@ enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
 		size_t n = 0;
 		const char *why = NULL;
 
-		if (!json_is_object(in) || (bad = unknown_key(in, input_keys)) != NULL)
+		if (!json_is_object(in) || (bad = sbxs_unknown_key(in, input_keys)) != NULL)
 			why = "input must be a ProcessInput holding stdin";
 		else if (json_object_get(in, "pty") && !json_is_null(json_object_get(in, "pty")))
 			why = "the process has no pty";

@@ -18,6 +18,7 @@
  *   rest-json.c      REST: how a sandbox is shown
  *   rest-net.c       E2B's network fields as the library's allowlist
  *   envd.c           envd's routes: health, files, and process calls
+ *   fs.c             envd's filesystem service
  *   process.c        envd's process service: the requests
  *   run.c            envd's process service: a command's run and stream
  *   paths.c          E2B's paths and user mapped onto a sandbox
@@ -325,6 +326,16 @@ enum MHD_Result sbxs_envd(struct sbxs_server *srv,
 			  struct sbxs_req *rq,
 			  const char *method,
 			  const char *url);
+/* The user of an "Authorization: Basic base64(user:)" header into out
+ * (empty when none); -1 for a malformed header. */
+int sbxs_basic_user(struct MHD_Connection *c, char *out, size_t size);
+/* The first key of obj not in allowed (NULL-terminated), or NULL. */
+const char *sbxs_unknown_key(json_t *obj, const char *const *allowed);
+/* filesystem.Filesystem's unary calls (server/fs.c). */
+enum MHD_Result sbxs_envd_fs(struct sbxs_server *srv,
+			     struct MHD_Connection *c,
+			     struct sbxs_req *rq,
+			     const char *method);
 enum MHD_Result
 sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
 enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,

@@ -9,6 +9,7 @@
 # what a UDP connect() inside sees), envd's access token, Process.Start's
 # Connect frames (output, end events, deadline, keepalive, stdin, strict
 # protojson), one run at a time, SendSignal, a client that goes away, files,
+# envd's filesystem calls from the hostile side (.., symlinks out, floods),
 # timeouts and expiry, listing and pagination; then the refusals of serve
 # itself (a non-loopback --listen, a key file others may read) and that
 # SIGTERM leaves no sandbox behind. Every sandbox carries the tenant
@@ -649,6 +650,56 @@ s1=$status
 dl /workspace/m.txt
 [ "$s1" = 200 ] && [ "$status" = 200 ] && [ "$(od -An -c "$work/down" | tr -d ' \n')" = 'ab--XyZ--cd\n--XyZ\r\nend' ] &&
 	ok "multipart content holding --boundary not after CRLF is accepted as content" || { status="$s1/$status"; bad "multipart boundary in content"; }
+
+# --- envd's filesystem service, from the hostile side ---
+# fsc METHOD JSON: a unary filesystem.Filesystem call on the open sandbox.
+fsc() {
+	status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID" \
+		-H "X-Access-Token: $OPEN_TOK" -H 'Content-Type: application/json' \
+		--data-binary "$2" "$URL/filesystem.Filesystem/$1")
+}
+fsc Stat '{"path":"/workspace/../../etc/./hostname"}'
+[ "$status" = 200 ] && json 'd["entry"]["path"] == "/etc/hostname" and d["entry"]["type"] == "FILE_TYPE_FILE"' &&
+	ok "Stat of a path with ..: cleaned to /etc/hostname inside the sandbox" || bad "fs dotdot stat"
+fsc Remove '{"path":"/workspace/../.."}'
+[ "$status" = 400 ] && json 'd["code"] == "invalid_argument" and "root directory" in d["message"]' &&
+	ok "Remove of /workspace/../..: 400, the root is never removed" || bad "fs dotdot root"
+fsc MakeDir '{"path":"../../etc/sbx-new"}'
+[ "$status" = 403 ] && json 'd["code"] == "permission_denied" and "/etc/sbx-new" in d["message"]' &&
+	ok "MakeDir of ../../etc/sbx-new: 403 permission_denied (the sandbox user's rules)" || bad "fs dotdot mkdir"
+start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"ln -s /etc /workspace/etcl && echo linked"')"
+frame '0 {"event":{"data":{"stdout":"linked\n"}}}' || bad "fs symlink made"
+fsc Remove '{"path":"/workspace/etcl/hostname"}'
+s1=$status
+cp "$work/body" "$work/body1"
+fsc Move '{"source":"/workspace/etcl/hostname","destination":"/workspace/stolen"}'
+s2=$status
+fsc Stat '{"path":"/etc/hostname"}'
+[ "$s1" = 403 ] && [ "$s2" = 403 ] && [ "$status" = 200 ] &&
+	"$PY" "$work/h.py" json "$work/body1" 'd["code"] == "permission_denied" and "sandbox user" in d["message"]' &&
+	ok "Remove and Move through a symlink out of the writable places: 403, the target stays" ||
+	{ status="$s1/$s2/$status"; bad "fs symlink out"; }
+fsc Stat '{"path":"/workspace/etcl"}'
+[ "$status" = 200 ] && json 'd["entry"]["type"] == "FILE_TYPE_SYMLINK" and d["entry"]["symlinkTarget"] == "/etc" and d["entry"]["permissions"] == "Lrwxrwxrwx"' &&
+	ok "Stat of the symlink: type symlink, target /etc, Go's mode string" || bad "fs symlink stat"
+fsc Remove '{"path":"/workspace/etcl"}'
+s1=$status
+fsc Stat '{"path":"/etc/hostname"}'
+[ "$s1" = 200 ] && [ "$status" = 200 ] && ok "Remove of a symlink to a directory removes the link, not its target" ||
+	{ status="$s1/$status"; bad "fs symlink remove"; }
+fsc Stat '{"path":"/workspace/x","extra":1}'
+[ "$status" = 400 ] && json 'd["code"] == "invalid_argument" and "unknown field \"extra\"" in d["message"]' &&
+	ok "a filesystem request with an unknown field: 400 invalid_argument naming it" || bad "fs unknown field"
+fsc ListDir '{"path":"/workspace","depth":100000}'
+[ "$status" = 400 ] && json '"depth" in d["message"]' && ok "ListDir past the depth bound: 400 naming depth" ||
+	bad "fs depth bound"
+start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"mkdir /tmp/flood && cd /tmp/flood && seq 1 10001 | xargs touch && echo flooded"')"
+frame '0 {"event":{"data":{"stdout":"flooded\n"}}}' || bad "fs flood made"
+fsc ListDir '{"path":"/tmp/flood"}'
+[ "$status" = 429 ] && json 'd["code"] == "resource_exhausted" and "more than 10000 entries" in d["message"]' &&
+	ok "ListDir of 10001 entries: 429 resource_exhausted naming the bound" || bad "fs list flood"
+fsc Remove '{"path":"/tmp/flood"}'
+[ "$status" = 200 ] && body_is '{}' && ok "Remove of the flooded directory: 200 {}" || bad "fs flood remove"
 
 mib=$("$PY" "$work/conn.py" discard "$URL" "$OPEN_TOK" "$OPEN_ID")
 [ $? -eq 0 ] && ok "a chunked upload past 64 MiB: the connection closes after ${mib} MiB sent, not 4 times the bound" ||

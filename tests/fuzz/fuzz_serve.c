@@ -8,8 +8,9 @@
  * RFC 3339 times (parse_rfc3339(), with the round trip of sbxs_rfc3339()
  * of server/rest-json.c), the process Start request (parse_start()), the
  * process selector (parse_selector()), Connect-Timeout-Ms
- * (parse_timeout_header()), envd paths (sbxs_map_path(), server/paths.c)
- * and multipart uploads (sbxs_parse_multipart()).
+ * (parse_timeout_header()), envd paths (sbxs_map_path(), server/paths.c),
+ * multipart uploads (sbxs_parse_multipart()), and the answer of the
+ * filesystem program from inside a sandbox (fs_answer(), server/fs.c).
  *
  * The .c files are included so that their static parsers are reached
  * without changing them; no daemon is started. Not reached: what is read
@@ -25,6 +26,7 @@
  * time rendered by sbxs_rfc3339() parses back to the same millisecond.
  */
 #include "server/envd.c"
+#include "server/fs.c"
 #include "server/process.c"
 #include "server/rest-create.c"
 #include "server/rest-list.c"
@@ -78,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!s)
 		abort();
 	j = json_loadb((const char *)data + 1, size - 1, JSON_REJECT_DUPLICATES, NULL);
-	switch (data[0] % 12) {
+	switch (data[0] % 13) {
 	case 0: {
 		struct sbxs_create_req cr = {0};
 
@@ -178,6 +180,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    (n >= 2 && strcmp(out + n - 2, "/.") == 0))
 				abort();
 		}
+		break;
+	}
+	case 10: {
+		struct fs_answer a;
+
+		/* The sandbox's answer: checked, or refused with a reason; every
+		 * entry built has a path and Go's mode string. */
+		if (fs_answer((const char *)data + 1, size - 1, &a, err, sizeof(err)) < 0) {
+			if (!err[0] || a.entry || a.entries)
+				abort();
+		} else if (a.entry && (!json_is_string(json_object_get(a.entry, "path")) ||
+				       !json_is_string(json_object_get(a.entry, "permissions")))) {
+			abort();
+		}
+		fs_answer_free(&a);
 		break;
 	}
 	default:
