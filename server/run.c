@@ -274,6 +274,14 @@ static const char *connect_code(int rc)
 	}
 }
 
+/* The end of a stream whose sandbox ended under the command. */
+static struct sbxs_frame *eos_box_gone(void)
+{
+	return sbxs_frame_eos("unavailable",
+			      "The sandbox was killed or reached its end of life while the "
+			      "command ran");
+}
+
 /* ===== The worker ===== */
 
 enum fate { F_RUN, F_CANCELED, F_GONE, F_DEADLINE };
@@ -399,26 +407,24 @@ void *sbxs_worker_main(void *arg)
 				sbxs_push_locked(pr, frame_killed());
 				sbxs_push_locked(pr, sbxs_frame_eos(NULL, NULL));
 			} else if (b->retired) {
-				sbxs_push_locked(pr, frame_killed());
-				sbxs_push_locked(
-					pr, sbxs_frame_eos("unavailable",
-							   "The sandbox was killed or reached its "
-							   "end of life while the command ran"));
+				sbxs_push_locked(pr, eos_box_gone());
 			} else {
 				sbxs_push_locked(pr, sbxs_frame_eos(connect_code(rc), msg));
 			}
 			/* The library killed the sandbox to end the run. */
 			if (rc == SBX_ECANCELED || rc == SBX_ETIMEOUT)
 				drop = sbxs_retire_locked(b, &kill);
+		} else if ((b->retired && pr->cancel != SBXS_CANCEL_SIGNAL &&
+			    r->status != SBX_RUN_EXITED) ||
+			   (r->status == SBX_RUN_TIMEOUT && by == BY_LIFE)) {
+			/* The sandbox ended under the command (killed, or its end of
+			 * life): no end event, as envd that dies with it sends none,
+			 * so the SDK says TimeoutError rather than an exit. */
+			sbxs_push_locked(pr, eos_box_gone());
 		} else {
 			sbxs_push_locked(pr, frame_result(r));
 			if (r->status != SBX_RUN_TIMEOUT)
 				sbxs_push_locked(pr, sbxs_frame_eos(NULL, NULL));
-			else if (by == BY_LIFE)
-				sbxs_push_locked(
-					pr, sbxs_frame_eos("unavailable",
-							   "the sandbox reached its end of life "
-							   "(timeout) while the command ran"));
 			else
 				sbxs_push_locked(
 					pr, sbxs_frame_eos("deadline_exceeded",

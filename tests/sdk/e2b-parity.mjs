@@ -14,6 +14,7 @@ import {
 	FileType,
 	InvalidArgumentError,
 	Sandbox,
+	TimeoutError,
 } from 'e2b'
 
 const tenant = process.env.SBX_E2B_TENANT
@@ -154,6 +155,20 @@ await step('files.remove', ['files.remove'], async () => {
 		e && /not permitted|read-only/.test(e.message) &&
 			(await sbx.files.exists('/etc/passwd')) === true,
 		e && `${e.name}: ${e.message}`)
+})
+
+// ===== Commands =====
+
+await step('a sandbox killed mid-command', ['commands.run (killed mid-command)'], async () => {
+	const other = await Sandbox.create({ metadata, timeoutMs: 120_000 })
+	const h = await other.commands.run('echo started; sleep 600', { background: true })
+	// The command runs once its output is there; then the sandbox goes.
+	for (let i = 0; i < 600 && !h.stdout.includes('started'); i++)
+		await new Promise((r) => setTimeout(r, 100))
+	await Sandbox.kill(other.sandboxId)
+	const e = await thrown(() => h.wait())
+	check('killing the sandbox mid-command: TimeoutError, as on E2B (not CommandExitError)',
+		h.stdout === 'started\n' && e instanceof TimeoutError, e && `${e.name}: ${e.message}`)
 })
 
 await sbx.kill()
