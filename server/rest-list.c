@@ -1,8 +1,9 @@
 /*
  * server/rest-list.c: GET /sandboxes and /v2/sandboxes of E2B's REST
  * control plane: the running sandboxes, filtered by E2B's metadata query,
- * state, template and start time, in order of their start, a page at a
- * time (a token names the last one given). The metadata filter's
+ * state, template and start time (startedAfter includes its instant),
+ * newest first unless order=asc, a page at a time (a token names the last
+ * one given). The metadata filter's
  * percent-decoding reads hex digits with util/base64.h's sbx__hexval (the
  * library's util/ helpers are shared with the server and the command; its
  * other internals are not).
@@ -236,7 +237,8 @@ enum MHD_Result sbxs_rest_list(struct sbxs_server *srv, struct MHD_Connection *c
 		json_decref(filter);
 		return sbxs_rest_error(c, 400, "order must be asc or desc");
 	}
-	desc = order && strcmp(order, "desc") == 0;
+	/* Newest first unless asked otherwise, as E2B lists. */
+	desc = !order || strcmp(order, "desc") == 0;
 	if (token && *token && parse_token(token, &tok_started, tok_id) < 0) {
 		json_decref(filter);
 		return sbxs_rest_error(c, 400, "Invalid next token");
@@ -254,7 +256,7 @@ enum MHD_Result sbxs_rest_list(struct sbxs_server *srv, struct MHD_Connection *c
 			continue;
 		if (tmpl && *tmpl && strcmp(tmpl, b->template_id) != 0)
 			continue;
-		if (after_q && b->started_wall <= after)
+		if (after_q && b->started_wall < after) /* inclusive of the instant */
 			continue;
 		items[n].started = b->started_wall;
 		memcpy(items[n].id, b->id, 21);

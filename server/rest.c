@@ -2,7 +2,8 @@
  * server/rest.c: E2B's REST control plane, as the E2B-compatible server
  * of `sandboxio serve --api e2b` gives it: its routes, and those of one
  * sandbox: get, delete, timeout, refreshes and connect
- * (/sandboxes/{id}[/...]). Create is server/rest-create.c's, list
+ * (/sandboxes/{id}[/...]), and whether a template exists
+ * (/templates/aliases/{alias}). Create is server/rest-create.c's, list
  * (GET /sandboxes and /v2/sandboxes) server/rest-list.c's, and how a
  * sandbox is shown server/rest-json.c's. The server around it is described
  * in server/server-int.h.
@@ -222,6 +223,37 @@ static enum MHD_Result rest_sandbox(struct sbxs_server *srv,
 	return sbxs_rest_error(c, 404, "Not found: %.16s /sandboxes/%.64s/%.64s", method, id, sub);
 }
 
+/* ===== Templates ===== */
+
+/*
+ * GET /templates/aliases/{alias}: whether this server serves a template of
+ * that name (Template.exists): "base" (the default image) and any image
+ * present in the host's engine, as a create takes them.
+ */
+static enum MHD_Result
+rest_alias(struct sbxs_server *srv, struct MHD_Connection *c, const char *method, const char *alias)
+{
+	char why[256];
+	int rc;
+
+	if (strcmp(method, "GET") != 0)
+		return sbxs_rest_error(c, 405, "Method %.16s is not allowed on /templates/aliases",
+				       method);
+	if (strcmp(alias, "base") == 0)
+		return sbxs_reply_json(c, 200,
+				       json_pack("{s:s, s:b}", "templateID", "base", "public", 1));
+	if (sbxs_image_ref_ok(alias, why, sizeof(why)) < 0)
+		return sbxs_rest_error(c, 404, "Template alias '%.128s' not found: %s", alias, why);
+	rc = sbx_backend_image_exists(srv->b, alias);
+	if (rc < 0)
+		return sbxs_rest_error(c, 503,
+				       "the engine could not say whether '%.128s' exists: %s",
+				       alias, sbx_error_last()->message);
+	if (rc == 0)
+		return sbxs_rest_error(c, 404, "Template alias '%.128s' not found", alias);
+	return sbxs_reply_json(c, 200, json_pack("{s:s, s:b}", "templateID", alias, "public", 0));
+}
+
 /* ===== Routes ===== */
 
 enum MHD_Result sbxs_rest(struct sbxs_server *srv,
@@ -242,6 +274,8 @@ enum MHD_Result sbxs_rest(struct sbxs_server *srv,
 			return sbxs_rest_list(srv, c, v2);
 		return sbxs_rest_error(c, 405, "Method %.16s is not allowed on /sandboxes", method);
 	}
+	if (!v2 && strncmp(url, "/templates/aliases/", 19) == 0 && url[19])
+		return rest_alias(srv, c, method, url + 19);
 	if (strncmp(p, "/sandboxes/", 11) == 0) {
 		p += 11;
 		slash = strchr(p, '/');
