@@ -123,9 +123,11 @@ $(B)/libsandboxio.a: $(LIB_OBJ)
 $(B)/libsandboxio.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libsandboxio.so.0 $(LDFLAGS) -o $@ $^ $(LIBS)
 
-# The CLI's `serve` speaks HTTP through libmicrohttpd.
+# The CLI's `serve` speaks HTTP through libmicrohttpd, checks signed URLs
+# with libcrypto's SHA-256 and inflates gzip bodies with zlib.
+SERVE_LIBS := $(shell pkg-config --libs libmicrohttpd libcrypto zlib)
 $(B)/sandboxio: $(CLI_OBJ) $(B)/libsandboxio.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libsandboxio.a $(LIBS) $(shell pkg-config --libs libmicrohttpd)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libsandboxio.a $(LIBS) $(SERVE_LIBS)
 
 build/sbx-init: $(INIT_OBJ)
 	$(CC) -static -o $@ $^ -lseccomp -lcap
@@ -285,7 +287,7 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libsbx-fuzz.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -MMD -MP -MF $@.d -Itests -o $@ $< $(FUZZ_EXTRA_$*) \
-		build/fuzz/libsbx-fuzz.a $(LIBS) $(shell pkg-config --libs libmicrohttpd)
+		build/fuzz/libsbx-fuzz.a $(LIBS) $(SERVE_LIBS)
 build/fuzz/make_seeds: tests/fuzz/make_seeds.c util/frame.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -I. -o $@ $^

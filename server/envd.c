@@ -1,7 +1,8 @@
 /*
  * server/envd.c: envd's routes on the E2B-compatible server: /health,
  * the file endpoints (GET /files downloads, POST /files uploads, as
- * multipart/form-data or application/octet-stream) and the dispatch of
+ * multipart/form-data or application/octet-stream, plain or gzip) and the
+ * dispatch of
  * process.Process calls to server/process.c. E2B's paths and user are
  * mapped onto the sandbox by server/paths.c.
  *
@@ -477,9 +478,32 @@ envd_upload(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *
 	if (!sbxs_user_ok(sbxs_query(c, "username")))
 		return sbxs_envd_error(c, 401, "user '%.64s' is not available on this server",
 				       sbxs_query(c, "username"));
-	if (ce && strcasecmp(ce, "identity") != 0)
+	if (ce && strcasecmp(ce, "identity") != 0 && strcasecmp(ce, "gzip") != 0)
 		return sbxs_envd_error(
-			c, 415, "Content-Encoding '%.32s' is not supported by this server", ce);
+			c, 415,
+			"Content-Encoding '%.32s' is not supported by this server (gzip is)", ce);
+	if (ce && strcasecmp(ce, "gzip") == 0) {
+		/* Inflated whole, at most the bound of a plain body. */
+		char *plain;
+		size_t plen;
+		int zr = sbxs_gunzip(rq->body ? rq->body : "", rq->len, FILE_BODY_MAX, &plain,
+				     &plen);
+
+		if (zr == -2)
+			return sbxs_envd_error(
+				c, 413, "the upload is larger than 64 MiB once decompressed");
+		if (zr == -3)
+			return sbxs_envd_error(c, 500, "out of memory");
+		if (zr < 0)
+			return sbxs_envd_error(c, 400, "the gzip body is malformed or truncated");
+		if (rq->body) {
+			explicit_bzero(rq->body, rq->len);
+			free(rq->body);
+		}
+		rq->body = plain;
+		rq->len = plen;
+		rq->cap = plen + 1;
+	}
 	if (ct && strncasecmp(ct, "multipart/form-data", 19) == 0) {
 		n = sbxs_parse_multipart(ct, rq->body ? rq->body : "", rq->len, ups, MAX_UPLOADS,
 					 err, sizeof(err));

@@ -355,6 +355,7 @@ static enum MHD_Result on_request(void *cls,
 		if (!rq)
 			return MHD_NO;
 		*con_cls = rq;
+		rq->method = method;
 		return srv->handlers->headers(srv, c, rq, url);
 	}
 	if (*upload_size) {

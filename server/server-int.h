@@ -22,6 +22,7 @@
  *   process.c        envd's process service: the requests
  *   run.c            envd's process service: a command's run and stream
  *   paths.c          E2B's paths and user mapped onto a sandbox
+ *   sign.c           signed /files URLs, and gzip bodies
  *   box.c            the sandboxes ("boxes"): registry, references,
  *                    retirement, the busy slot, the timeout sweep
  *   http.c           the transport: the daemon, connections, each
@@ -148,6 +149,7 @@ enum sbxs_route { SBXS_ROUTE_REST = 1, SBXS_ROUTE_ENVD };
 /* One HTTP request, from its headers to its completion. */
 struct sbxs_req {
 	enum sbxs_route route;
+	const char *method;   /* libmicrohttpd's, for the request's life */
 	struct sbxs_box *box; /* envd: a reference */
 	char *body;
 	size_t len, cap, limit, discarded;
@@ -296,6 +298,27 @@ int sbxs_apply_network(
 int sbxs_map_path(const char *in, char *out, size_t size);
 /* Whether a user name is E2B's default one (or none): the only one here. */
 int sbxs_user_ok(const char *name);
+
+/* ===== sign.c: signed URLs and gzip bodies ===== */
+
+/*
+ * Whether sig signs a /files request (path and user as given in its query,
+ * op "read" or "write") with token, unexpired at now_s when exp (unix
+ * seconds, as given) is set. 0, or -1 with err.
+ */
+int sbxs_signature_check(const char *path,
+			 const char *op,
+			 const char *user,
+			 const char *token,
+			 const char *sig,
+			 const char *exp,
+			 int64_t now_s,
+			 char *err,
+			 size_t esize);
+/* Inflates one gzip member in[0..len) into *out (malloc'd, NUL-terminated)
+ * of at most max bytes. 0; -1 malformed, truncated or trailed by more;
+ * -2 larger than max; -3 out of memory. */
+int sbxs_gunzip(const char *in, size_t len, size_t max, char **out, size_t *out_len);
 
 /* ===== envd.c, process.c, run.c: envd ===== */
 

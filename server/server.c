@@ -6,7 +6,8 @@
  * E2b-Sandbox-Id header or a Host of <port>-<id>.<domain> names a sandbox,
  * the REST control plane otherwise; then its authentication (the API key
  * for REST, the sandbox's access token for envd, both compared in constant
- * time) and the bound of its body (64 KiB REST, 1 MiB Start, 23 MiB for a
+ * time, or for /files a URL signed with that token: server/sign.c) and
+ * the bound of its body (64 KiB REST, 1 MiB Start, 23 MiB for a
  * unary process call, 64 MiB files), whose excess gets the 413 (or the
  * route's own error). A whole request goes to server/rest.c or
  * server/envd.c.
@@ -28,6 +29,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -163,8 +165,22 @@ on_headers(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *r
 					  "port", (int)port, "code", 502));
 		tok = sbxs_header(c, "X-Access-Token");
 		/* Every sandbox has a token (secure: false is refused at create):
-		 * only /health answers without it. */
-		if (strcmp(url, "/health") != 0) {
+		 * only /health answers without it, and /files to a URL signed
+		 * with it. */
+		if (!tok && strcmp(url, "/files") == 0 && sbxs_query(c, "signature")) {
+			/* A signed URL: signed with this sandbox's own token. */
+			const char *path = sbxs_query(c, "path"), *user = sbxs_query(c, "username");
+			char err[128];
+
+			if (sbxs_signature_check(path ? path : "",
+						 strcmp(rq->method, "GET") == 0 ? "read" : "write",
+						 user ? user : "", rq->box->token,
+						 sbxs_query(c, "signature"),
+						 sbxs_query(c, "signature_expiration"),
+						 (int64_t)time(NULL), err, sizeof(err)) < 0)
+				return sbxs_envd_error(c, 401, "%s", err);
+			sbxs_http_authenticated(srv, c);
+		} else if (strcmp(url, "/health") != 0) {
 			if (!(tok &&
 			      ct_equal(tok, strlen(tok), rq->box->token, strlen(rq->box->token))))
 				return sbxs_envd_error(
