@@ -609,6 +609,8 @@ enum MHD_Result sbxs_envd(struct sbxs_server *srv,
 	if (strncmp(url, "/filesystem.Filesystem/", 23) == 0 && strcmp(method, "POST") == 0) {
 		const char *m = url + 23;
 
+		if (strcmp(m, "WatchDir") == 0)
+			return sbxs_envd_watch(srv, c, rq);
 		if (strcmp(m, "Stat") == 0 || strcmp(m, "ListDir") == 0 ||
 		    strcmp(m, "MakeDir") == 0 || strcmp(m, "Move") == 0 || strcmp(m, "Remove") == 0)
 			return sbxs_envd_fs(srv, c, rq, m);

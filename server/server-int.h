@@ -19,6 +19,7 @@
  *   rest-net.c       E2B's network fields as the library's allowlist
  *   envd.c           envd's routes: health, files, and process calls
  *   fs.c             envd's filesystem service
+ *   watch.c          envd's filesystem service: WatchDir
  *   process.c        envd's process service: the requests
  *   run.c            envd's process service: a command's run and stream
  *   paths.c          E2B's paths and user mapped onto a sandbox
@@ -120,6 +121,7 @@ struct sbxs_box {
 	const char *tier;
 	unsigned next_pid;
 	struct sbxs_proc *procs;
+	int watches; /* WatchDir streams running (server/watch.c) */
 };
 
 struct sbxs_handlers;
@@ -359,6 +361,9 @@ enum MHD_Result sbxs_envd_fs(struct sbxs_server *srv,
 			     struct MHD_Connection *c,
 			     struct sbxs_req *rq,
 			     const char *method);
+/* filesystem.Filesystem/WatchDir, a server stream (server/watch.c). */
+enum MHD_Result
+sbxs_envd_watch(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
 enum MHD_Result
 sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
 enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
