@@ -10,7 +10,7 @@
 # Connect frames (output, end events, deadline, keepalive, stdin, strict
 # protojson), one run at a time, SendSignal, a client that goes away, files,
 # envd's filesystem calls from the hostile side (.., symlinks out, floods),
-# timeouts and expiry, listing and pagination; then the refusals of serve
+# gzip uploads (a bomb), signed /files URLs (forgeries), timeouts and expiry, listing and pagination; then the refusals of serve
 # itself (a non-loopback --listen, a key file others may read) and that
 # SIGTERM leaves no sandbox behind. Every sandbox carries the tenant
 # e2bt-$$-NAME through metadata io.sandboxio.tenant. Only loopback is used;
@@ -651,11 +651,14 @@ dl /workspace/m.txt
 [ "$s1" = 200 ] && [ "$status" = 200 ] && [ "$(od -An -c "$work/down" | tr -d ' \n')" = 'ab--XyZ--cd\n--XyZ\r\nend' ] &&
 	ok "multipart content holding --boundary not after CRLF is accepted as content" || { status="$s1/$status"; bad "multipart boundary in content"; }
 
-# --- envd's filesystem service, from the hostile side ---
-# fsc METHOD JSON: a unary filesystem.Filesystem call on the open sandbox.
+# --- envd's filesystem service, from the hostile side (a sandbox of its own) ---
+create fs '"timeout":300'
+FS_ID=$ID
+FS_TOK=$TOK
+# fsc METHOD JSON: a unary filesystem.Filesystem call on that sandbox.
 fsc() {
-	status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID" \
-		-H "X-Access-Token: $OPEN_TOK" -H 'Content-Type: application/json' \
+	status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" \
+		-H "X-Access-Token: $FS_TOK" -H 'Content-Type: application/json' \
 		--data-binary "$2" "$URL/filesystem.Filesystem/$1")
 }
 fsc Stat '{"path":"/workspace/../../etc/./hostname"}'
@@ -667,7 +670,7 @@ fsc Remove '{"path":"/workspace/../.."}'
 fsc MakeDir '{"path":"../../etc/sbx-new"}'
 [ "$status" = 403 ] && json 'd["code"] == "permission_denied" and "/etc/sbx-new" in d["message"]' &&
 	ok "MakeDir of ../../etc/sbx-new: 403 permission_denied (the sandbox user's rules)" || bad "fs dotdot mkdir"
-start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"ln -s /etc /workspace/etcl && echo linked"')"
+start "$FS_ID" "$FS_TOK" "$(bash_cmd '"ln -s /etc /workspace/etcl && echo linked"')"
 frame '0 {"event":{"data":{"stdout":"linked\n"}}}' || bad "fs symlink made"
 fsc Remove '{"path":"/workspace/etcl/hostname"}'
 s1=$status
@@ -676,7 +679,7 @@ fsc Move '{"source":"/workspace/etcl/hostname","destination":"/workspace/stolen"
 s2=$status
 fsc Stat '{"path":"/etc/hostname"}'
 [ "$s1" = 403 ] && [ "$s2" = 403 ] && [ "$status" = 200 ] &&
-	"$PY" "$work/h.py" json "$work/body1" 'd["code"] == "permission_denied" and "sandbox user" in d["message"]' &&
+	"$PY" "$work/h.py" json "$work/body1" 'd["code"] == "permission_denied" and "/workspace/etcl/hostname" in d["message"] and ("read-only" in d["message"] or "not permitted" in d["message"])' &&
 	ok "Remove and Move through a symlink out of the writable places: 403, the target stays" ||
 	{ status="$s1/$s2/$status"; bad "fs symlink out"; }
 fsc Stat '{"path":"/workspace/etcl"}'
@@ -693,13 +696,90 @@ fsc Stat '{"path":"/workspace/x","extra":1}'
 fsc ListDir '{"path":"/workspace","depth":100000}'
 [ "$status" = 400 ] && json '"depth" in d["message"]' && ok "ListDir past the depth bound: 400 naming depth" ||
 	bad "fs depth bound"
-start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"mkdir /tmp/flood && cd /tmp/flood && seq 1 10001 | xargs touch && echo flooded"')"
+start "$FS_ID" "$FS_TOK" "$(bash_cmd '"mkdir /tmp/flood && cd /tmp/flood && seq 1 10001 | xargs touch && echo flooded"')"
 frame '0 {"event":{"data":{"stdout":"flooded\n"}}}' || bad "fs flood made"
 fsc ListDir '{"path":"/tmp/flood"}'
 [ "$status" = 429 ] && json 'd["code"] == "resource_exhausted" and "more than 10000 entries" in d["message"]' &&
 	ok "ListDir of 10001 entries: 429 resource_exhausted naming the bound" || bad "fs list flood"
 fsc Remove '{"path":"/tmp/flood"}'
 [ "$status" = 200 ] && body_is '{}' && ok "Remove of the flooded directory: 200 {}" || bad "fs flood remove"
+# --- gzip uploads: inflated within the bound; a bomb gets 413 ---
+"$PY" -c 'import gzip,sys; sys.stdout.buffer.write(gzip.compress(b"gzipped body\n"))' >"$work/small.gz"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
+	-H 'Content-Type: application/octet-stream' -H 'Content-Encoding: gzip' --data-binary @"$work/small.gz" \
+	"$URL/files?path=/workspace/gz.txt")
+s1=$status
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
+	"$URL/files?path=/workspace/gz.txt")
+[ "$s1" = 200 ] && [ "$status" = 200 ] && body_is 'gzipped body' &&
+	ok "a gzip upload (Content-Encoding: gzip): stored inflated" || { status="$s1/$status"; bad "gzip upload"; }
+# 128 MiB of zeros in about 128 KiB: past the 64 MiB bound once inflated.
+"$PY" -c '
+import sys, zlib
+c = zlib.compressobj(9, zlib.DEFLATED, 31)
+out = sys.stdout.buffer
+for _ in range(128):
+    out.write(c.compress(bytes(1 << 20)))
+out.write(c.flush())' >"$work/bomb.gz"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
+	-H 'Content-Type: application/octet-stream' -H 'Content-Encoding: gzip' --data-binary @"$work/bomb.gz" \
+	"$URL/files?path=/workspace/bomb")
+s1=$status
+cp "$work/body" "$work/body1"
+fsc Stat '{"path":"/workspace/bomb"}'
+[ "$s1" = 413 ] && "$PY" "$work/h.py" json "$work/body1" '"once decompressed" in d["message"]' && [ "$status" = 404 ] &&
+	ok "a gzip bomb ($(($(stat -c %s "$work/bomb.gz") >> 10)) KiB to 128 MiB): 413 once decompressed, nothing written" ||
+	{ status="$s1/$status"; bad "gzip bomb"; }
+head -c 100 "$work/small.gz" | head -c 20 >"$work/trunc.gz"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
+	-H 'Content-Type: application/octet-stream' -H 'Content-Encoding: gzip' --data-binary @"$work/trunc.gz" \
+	"$URL/files?path=/workspace/trunc")
+[ "$status" = 400 ] && json '"gzip" in d["message"]' && ok "a truncated gzip body: 400 naming gzip" || bad "gzip truncated"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
+	-H 'Content-Type: application/octet-stream' -H 'Content-Encoding: br' --data-binary x "$URL/files?path=/workspace/br")
+[ "$status" = 415 ] && json '"br" in d["message"]' && ok "Content-Encoding br: 415 naming it" || bad "encoding br"
+
+# --- Signed /files URLs: the sandbox's own token signs; a forgery is refused ---
+# sig PATH OP USER SECRET [EXP]: E2B's v1 signature.
+sig() {
+	"$PY" -c 'import base64,hashlib,sys
+a = sys.argv[1:]
+print("v1_" + base64.b64encode(hashlib.sha256(":".join(a).encode()).digest()).decode().rstrip("="))' "$@"
+}
+# signed METHOD QUERY [CURL ARGS...]: /files with no token, routed by Host as a browser would.
+signed() {
+	local m=$1 q=$2
+	shift 2
+	status=$(curl -s -o "$work/body" -w '%{http_code}' -X "$m" -H "Host: 49983-$FS_ID.e2b.test" "$@" \
+		"$URL/files?$q")
+}
+exp=$(($(date +%s) + 600))
+signed GET "path=%2Fworkspace%2Fgz.txt&signature=$(sig /workspace/gz.txt read "" "$FS_TOK" "$exp")&signature_expiration=$exp"
+[ "$status" = 200 ] && body_is 'gzipped body' && ok "a download URL signed with the sandbox's token: 200, no header needed" ||
+	bad "signed download"
+signed POST "path=%2Fworkspace%2Fsigned.txt&username=user&signature=$(sig /workspace/signed.txt write user "$FS_TOK")" \
+	-H 'Content-Type: application/octet-stream' --data-binary 'signed up'
+[ "$status" = 200 ] && ok "an upload URL signed for write (no expiry, username given): 200" || bad "signed upload"
+signed GET "path=%2Fworkspace%2Fgz.txt&signature=$(sig /workspace/gz.txt read "" "$KEY" "$exp")&signature_expiration=$exp"
+[ "$status" = 401 ] && json 'd["message"] == "invalid signature"' &&
+	ok "a URL signed with the API key instead of the sandbox's token: 401 invalid signature" || bad "signed with key"
+signed GET "path=%2Fworkspace%2Fsigned.txt&signature=$(sig /workspace/gz.txt read "" "$FS_TOK" "$exp")&signature_expiration=$exp"
+[ "$status" = 401 ] && json 'd["message"] == "invalid signature"' &&
+	ok "a signature for another path: 401 (the path is signed)" || bad "signed other path"
+signed GET "path=%2Fworkspace%2Fgz.txt&signature=$(sig /workspace/gz.txt write "" "$FS_TOK" "$exp")&signature_expiration=$exp"
+[ "$status" = 401 ] && ok "a write signature used to read: 401 (the operation is signed)" || bad "signed other op"
+signed GET "path=%2Fworkspace%2Fgz.txt&signature=$(sig /workspace/gz.txt read "" "$FS_TOK" "$exp")&signature_expiration=$((exp + 1))"
+[ "$status" = 401 ] && json 'd["message"] == "invalid signature"' &&
+	ok "an altered expiration: 401 invalid signature" || bad "signed altered expiration"
+old=$(($(date +%s) - 10))
+signed GET "path=%2Fworkspace%2Fgz.txt&signature=$(sig /workspace/gz.txt read "" "$FS_TOK" "$old")&signature_expiration=$old"
+[ "$status" = 401 ] && json '"expired" in d["message"]' && ok "an expired signature: 401 saying expired" || bad "signed expired"
+signed GET "path=%2Fworkspace%2Fgz.txt&signature=v1_forged"
+[ "$status" = 401 ] && ok "a forged signature: 401" || bad "signed forged"
+signed GET "path=%2Fworkspace%2Fgz.txt"
+[ "$status" = 401 ] && json '"access token" in d["message"]' && ok "neither token nor signature: 401" || bad "unsigned"
+
+api DELETE "/sandboxes/$FS_ID"
 
 mib=$("$PY" "$work/conn.py" discard "$URL" "$OPEN_TOK" "$OPEN_ID")
 [ $? -eq 0 ] && ok "a chunked upload past 64 MiB: the connection closes after ${mib} MiB sent, not 4 times the bound" ||
@@ -745,6 +825,24 @@ api GET "/v2/sandboxes?limit=0"
 [ "$status" = 400 ] && ok "limit 0: 400" || bad "limit 0"
 api GET "/v2/sandboxes?state=paused"
 [ "$status" = 200 ] && body_is '[]' && ok "state=paused: [] (nothing pauses here)" || bad "state paused"
+api GET "/v2/sandboxes"
+[ "$status" = 200 ] && json 'len(d) >= 2 and all(d[i]["startedAt"] >= d[i + 1]["startedAt"] for i in range(len(d) - 1)) and d[0]["startedAt"] > d[-1]["startedAt"]' &&
+	ok "GET /v2/sandboxes: newest first" || bad "list newest first"
+api GET "/v2/sandboxes?order=asc"
+[ "$status" = 200 ] && json 'len(d) >= 2 and all(d[i]["startedAt"] <= d[i + 1]["startedAt"] for i in range(len(d) - 1))' &&
+	ok "order=asc: oldest first" || bad "list asc"
+api GET "/sandboxes/$OPEN_ID"
+open_at=$("$PY" "$work/h.py" get "$work/body" startedAt)
+api GET "/v2/sandboxes?startedAfter=$open_at&metadata=name%3Dopen"
+[ "$status" = 200 ] && json '[s["sandboxID"] for s in d] == ["'"$OPEN_ID"'"]' &&
+	ok "startedAfter of a sandbox's own startedAt ($open_at) includes it" || bad "startedAfter inclusive"
+api GET /templates/aliases/base
+[ "$status" = 200 ] && json 'd["templateID"] == "base"' && ok "GET /templates/aliases/base: 200 (Template.exists)" ||
+	bad "alias base"
+api GET "/templates/aliases/sandboxio%2Fpython:3.11"
+[ "$status" = 200 ] && ok "an image the engine has is a template: 200" || bad "alias image"
+api GET "/templates/aliases/sandboxio%2Fno-such-image:0"
+[ "$status" = 404 ] && json '"not found" in d["message"]' && ok "an image the engine lacks: 404" || bad "alias missing"
 api GET "/sandboxes?metadata=name%3Dclosed"
 [ "$status" = 200 ] && json '[s["sandboxID"] for s in d] == ["'"$CLOSED_ID"'"]' &&
 	ok "the deprecated GET /sandboxes filters too" || bad "list v1"

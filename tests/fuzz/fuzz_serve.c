@@ -9,8 +9,11 @@
  * of server/rest-json.c), the process Start request (parse_start()), the
  * process selector (parse_selector()), Connect-Timeout-Ms
  * (parse_timeout_header()), envd paths (sbxs_map_path(), server/paths.c),
- * multipart uploads (sbxs_parse_multipart()), and the answer of the
- * filesystem program from inside a sandbox (fs_answer(), server/fs.c).
+ * multipart uploads (sbxs_parse_multipart()), the answer of the
+ * filesystem program from inside a sandbox (fs_answer(), server/fs.c), gzip
+ * bodies (sbxs_gunzip()), signed URLs (sbxs_signature_check(),
+ * server/sign.c) and the lines of the watch program (watch_line(),
+ * server/watch.c).
  *
  * The .c files are included so that their static parsers are reached
  * without changing them; no daemon is started. Not reached: what is read
@@ -30,6 +33,7 @@
 #include "server/process.c"
 #include "server/rest-create.c"
 #include "server/rest-list.c"
+#include "server/watch.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -80,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!s)
 		abort();
 	j = json_loadb((const char *)data + 1, size - 1, JSON_REJECT_DUPLICATES, NULL);
-	switch (data[0] % 13) {
+	switch (data[0] % 16) {
 	case 0: {
 		struct sbxs_create_req cr = {0};
 
@@ -195,6 +199,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		}
 		fs_answer_free(&a);
+		break;
+	}
+	case 11: {
+		/* A gzip body: inflated within the bound, or refused. */
+		char *out = NULL;
+		size_t n = 0;
+		int rc = sbxs_gunzip((const char *)data + 1, size - 1, 1u << 20, &out, &n);
+
+		if ((rc == 0) != (out != NULL) || (rc == 0 && (n > (1u << 20) || out[n])) ||
+		    (rc != 0 && n))
+			abort();
+		free(out);
+		break;
+	}
+	case 12: {
+		/* A signed URL's fields, one a line: path, user, signature,
+		 * expiration; the token is fixed. Refusals say why. */
+		char *f[4] = {NULL, NULL, NULL, NULL}, *save = NULL, *line;
+		int k = 0;
+
+		for (line = strtok_r(s, "\n", &save); line && k < 4;
+		     line = strtok_r(NULL, "\n", &save))
+			f[k++] = line;
+		if (sbxs_signature_check(f[0] ? f[0] : "", data[0] & 0x80 ? "read" : "write",
+					 f[1] ? f[1] : "", "fuzz-token", f[2], f[3], 1764633600,
+					 err, sizeof(err)) < 0 &&
+		    !err[0])
+			abort();
+		break;
+	}
+	case 13: {
+		/* A line of the watch program: an event has its name and one of
+		 * envd's five types; an errno is in range. */
+		json_t *ev = NULL;
+		int e = 0;
+		enum wline w = watch_line((const char *)data + 1, size - 1, &ev, &e);
+
+		if ((w == WL_EVENT) != (ev != NULL) || (w == WL_ERRNO && (e < 0 || e > 4095)))
+			abort();
+		json_decref(ev);
 		break;
 	}
 	default:

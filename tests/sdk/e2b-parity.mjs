@@ -12,8 +12,10 @@
 import {
 	FileNotFoundError,
 	FileType,
+	FilesystemEventType,
 	InvalidArgumentError,
 	Sandbox,
+	Template,
 	TimeoutError,
 } from 'e2b'
 
@@ -155,6 +157,96 @@ await step('files.remove', ['files.remove'], async () => {
 		e && /not permitted|read-only/.test(e.message) &&
 			(await sbx.files.exists('/etc/passwd')) === true,
 		e && `${e.name}: ${e.message}`)
+})
+
+await step('files.watchDir', ['files.watchDir'], async () => {
+	await sbx.files.makeDir('/home/user/w')
+	const events = []
+	const seen = (name, type) => events.some((e) => e.name === name && e.type === type)
+	const handle = await sbx.files.watchDir('/home/user/w', (e) => events.push(e))
+	await sbx.files.write('/home/user/w/a.txt', 'one')
+	await sbx.commands.run('echo more >> /workspace/w/a.txt; mv /workspace/w/a.txt /workspace/w/b.txt; chmod 600 /workspace/w/b.txt; rm /workspace/w/b.txt')
+	// The events come as they happen; the bound is only a hang guard.
+	for (let i = 0; i < 300 && !seen('b.txt', FilesystemEventType.REMOVE); i++)
+		await new Promise((r) => setTimeout(r, 100))
+	await handle.stop()
+	check('watchDir: create, write, rename, chmod and remove events, in order',
+		seen('a.txt', FilesystemEventType.CREATE) && seen('a.txt', FilesystemEventType.WRITE) &&
+			seen('a.txt', FilesystemEventType.RENAME) && seen('b.txt', FilesystemEventType.CREATE) &&
+			seen('b.txt', FilesystemEventType.CHMOD) && seen('b.txt', FilesystemEventType.REMOVE) &&
+			events.findIndex((e) => e.type === 'create') < events.findIndex((e) => e.type === 'remove'),
+		JSON.stringify(events))
+	const rec = []
+	const h2 = await sbx.files.watchDir('/home/user/w', (e) => rec.push(e), { recursive: true })
+	await sbx.commands.run('mkdir -p /workspace/w/sub && echo x > /workspace/w/sub/deep.txt')
+	for (let i = 0; i < 300 && !rec.some((e) => e.name === 'sub/deep.txt'); i++)
+		await new Promise((r) => setTimeout(r, 100))
+	await h2.stop()
+	check('watchDir recursive: an event in a directory made after the watch began',
+		rec.some((e) => e.name === 'sub' && e.type === 'create') &&
+			rec.some((e) => e.name === 'sub/deep.txt'), JSON.stringify(rec))
+	const e = await thrown(() => sbx.files.watchDir('/home/user/no-such-dir', () => {}))
+	check('watchDir of a missing directory: FileNotFoundError', e instanceof FileNotFoundError,
+		e && `${e.name}: ${e.message}`)
+	const r = await sbx.commands.run('echo after watches')
+	check('commands run beside and after the watches', r.stdout === 'after watches\n')
+})
+
+await step('files.write gzip', ['files.write({gzip})'], async () => {
+	const text = 'compressed on the way '.repeat(1000)
+	const w = await sbx.files.write('/home/user/gz.txt', text, { gzip: true })
+	check('files.write with gzip: true (Content-Encoding: gzip) stores the inflated bytes',
+		w.path === '/workspace/gz.txt' && (await sbx.files.read('/home/user/gz.txt')) === text,
+		JSON.stringify(w))
+})
+
+await step('signed URLs', ['downloadUrl', 'uploadUrl'], async () => {
+	await sbx.files.write('/home/user/dl.txt', 'signed download')
+	// No access token: only the signature; the header routes as E2B's proxy does by host.
+	const route = { 'E2b-Sandbox-Id': sbx.sandboxId }
+	const dl = await sbx.downloadUrl('/home/user/dl.txt', { useSignatureExpiration: 120 })
+	const got = await fetch(dl, { headers: route })
+	check('downloadUrl (signed, expiring): fetched without the token',
+		got.status === 200 && (await got.text()) === 'signed download', got.status)
+	const ul = await sbx.uploadUrl('/home/user/ul.txt')
+	const form = new FormData()
+	form.append('file', new Blob(['signed upload']), 'ul.txt')
+	const put = await fetch(ul, { method: 'POST', body: form, headers: route })
+	check('uploadUrl (signed): a form upload without the token',
+		put.status === 200 && (await sbx.files.read('/home/user/ul.txt')) === 'signed upload',
+		put.status)
+	const forged = new URL(dl)
+	forged.searchParams.set('path', '/home/user/ul.txt')
+	const bad = await fetch(forged, { headers: route })
+	check('the signed URL with its path altered: 401', bad.status === 401, bad.status)
+})
+
+// ===== REST =====
+
+await step('Sandbox.list order and startedAfter', ['Sandbox.list'], async () => {
+	const second = await Sandbox.create({ metadata, timeoutMs: 60_000 })
+	const page = await Sandbox.list({ query: { metadata: { suite } } }).nextItems()
+	check('Sandbox.list: newest first',
+		page.length === 2 && page[0].sandboxId === second.sandboxId && page[1].sandboxId === sbx.sandboxId,
+		JSON.stringify(page.map((s) => [s.sandboxId, s.startedAt])))
+	const info = await second.getInfo()
+	const after = await Sandbox.list({ query: { metadata: { suite }, startedAfter: info.startedAt } }).nextItems()
+	check('startedAfter of its own start includes it',
+		after.length === 1 && after[0].sandboxId === second.sandboxId, JSON.stringify(after.map((s) => s.sandboxId)))
+	const p = Sandbox.list({ query: { metadata: { suite } }, limit: 1 })
+	const one = await p.nextItems()
+	const two = await p.nextItems()
+	check('limit 1 pages through both (nextToken)',
+		one.length === 1 && two.length === 1 && one[0].sandboxId === second.sandboxId &&
+			two[0].sandboxId === sbx.sandboxId && !p.hasNext,
+		JSON.stringify([one, two].map((x) => x.map((s) => s.sandboxId))))
+	await second.kill()
+})
+
+await step('Template.exists', ['Template.exists'], async () => {
+	check('Template.exists("base") is true', (await Template.exists('base')) === true)
+	check('Template.exists of an image the engine lacks is false',
+		(await Template.exists('sandboxio/no-such-template')) === false)
 })
 
 // ===== Commands =====
