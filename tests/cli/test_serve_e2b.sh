@@ -10,7 +10,7 @@
 # Connect frames (output, end events, deadline, keepalive, stdin, strict
 # protojson), one run at a time, SendSignal, a client that goes away, files,
 # envd's filesystem calls from the hostile side (.., symlinks out, floods),
-# gzip uploads (a bomb), signed /files URLs (forgeries), timeouts and expiry, listing and pagination; then the refusals of serve
+# WatchDir's bounds (watches, a client that does not read), gzip uploads (a bomb), signed /files URLs (forgeries), timeouts and expiry, listing and pagination; then the refusals of serve
 # itself (a non-loopback --listen, a key file others may read) and that
 # SIGTERM leaves no sandbox behind. Every sandbox carries the tenant
 # e2bt-$$-NAME through metadata io.sandboxio.tenant. Only loopback is used;
@@ -703,6 +703,75 @@ fsc ListDir '{"path":"/tmp/flood"}'
 	ok "ListDir of 10001 entries: 429 resource_exhausted naming the bound" || bad "fs list flood"
 fsc Remove '{"path":"/tmp/flood"}'
 [ "$status" = 200 ] && body_is '{}' && ok "Remove of the flooded directory: 200 {}" || bad "fs flood remove"
+# --- WatchDir floods: at most 8 watches a sandbox; a client that does not
+# read gets its stream ended past 4096 queued events, not the server's memory.
+cat >"$work/watch.py" <<'EOF2'
+import json, socket, struct, sys, urllib.parse
+url, tok, sid = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+u = urllib.parse.urlsplit(url)
+
+def watch(path):
+    s = socket.create_connection((u.hostname, u.port))
+    body = json.dumps({"path": path}).encode()
+    env = b"\0" + struct.pack(">I", len(body)) + body
+    s.sendall(b"POST /filesystem.Filesystem/WatchDir HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: " + sid +
+              b"\r\nX-Access-Token: " + tok + b"\r\nContent-Type: application/connect+json\r\n" +
+              b"Connect-Protocol-Version: 1\r\nContent-Length: " + str(len(env)).encode() + b"\r\n\r\n" + env)
+    return s
+
+def done(got, words):
+    if b'"error"' in got:
+        return b"}}" in got[got.index(b'"error"'):]
+    return any(w in got for w in words)
+
+def until(s, *words):
+    # reads until one of words, or a whole error frame, is there (the
+    # socket's timeout guards a hang)
+    got = b""
+    s.settimeout(300)
+    while not done(got, words):
+        b = s.recv(65536)
+        if not b:
+            break
+        got += b
+    return got
+
+socks = [watch("/tmp/w%d" % i) for i in range(8)]
+for s in socks:
+    if b'{"start":{}}' not in until(s, b'{"start":{}}'):
+        print("no start"); sys.exit(1)
+ninth = until(watch("/tmp/w8"))
+if b"resource_exhausted" not in ninth or b"8 watches" not in ninth:
+    print("ninth: %r" % ninth[-300:]); sys.exit(1)
+for s in socks[1:]:
+    s.close()
+print("ready", flush=True)
+sys.stdin.readline()  # the flood has been made; only now is w0 read
+rest = until(socks[0])
+ok = b"resource_exhausted" in rest and (b"4096 events" in rest or b"inotify queue" in rest)
+print("ended" if ok else "tail: %r" % rest[-300:])
+sys.exit(0 if ok else 1)
+EOF2
+start "$FS_ID" "$FS_TOK" "$(bash_cmd '"mkdir -p /tmp/w0 /tmp/w1 /tmp/w2 /tmp/w3 /tmp/w4 /tmp/w5 /tmp/w6 /tmp/w7 /tmp/w8 && echo dirs"')"
+frame '0 {"event":{"data":{"stdout":"dirs\n"}}}' || bad "watch dirs made"
+coproc WATCH { "$PY" "$work/watch.py" "$URL" "$FS_TOK" "$FS_ID" 2>&1; }
+read -r line <&"${WATCH[0]}"
+if [ "$line" = ready ]; then
+	ok "8 watches run at once; a 9th: resource_exhausted naming the bound"
+	start "$FS_ID" "$FS_TOK" "$(bash_cmd '"cd /tmp/w0 && seq 1 60000 | xargs touch && echo flooded"')"
+	frame '0 {"event":{"data":{"stdout":"flooded\n"}}}' || bad "watch flood made"
+	echo go >&"${WATCH[1]}"
+	read -r line <&"${WATCH[0]}"
+	[ "$line" = ended ] && ok "a watch whose client does not read, under 120000 events: ended with resource_exhausted" ||
+		{ status="$line"; bad "watch flood"; }
+else
+	status="$line"
+	bad "watch bound"
+fi
+wait "$WATCH_PID" 2>/dev/null
+start "$FS_ID" "$FS_TOK" "$(bash_cmd '"rm -rf /tmp/w0; echo cleaned"')"
+frame '0 {"event":{"data":{"stdout":"cleaned\n"}}}' && ok "the sandbox runs on after the watches" || bad "after watches"
+
 # --- gzip uploads: inflated within the bound; a bomb gets 413 ---
 "$PY" -c 'import gzip,sys; sys.stdout.buffer.write(gzip.compress(b"gzipped body\n"))' >"$work/small.gz"
 status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
@@ -740,11 +809,12 @@ status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -
 [ "$status" = 415 ] && json '"br" in d["message"]' && ok "Content-Encoding br: 415 naming it" || bad "encoding br"
 
 # --- Signed /files URLs: the sandbox's own token signs; a forgery is refused ---
-# sig PATH OP USER SECRET [EXP]: E2B's v1 signature.
+# sig PATH OP USER SECRET [EXP]: E2B's v1 signature, percent-encoded for a query.
 sig() {
-	"$PY" -c 'import base64,hashlib,sys
+	"$PY" -c 'import base64,hashlib,sys,urllib.parse
 a = sys.argv[1:]
-print("v1_" + base64.b64encode(hashlib.sha256(":".join(a).encode()).digest()).decode().rstrip("="))' "$@"
+v = "v1_" + base64.b64encode(hashlib.sha256(":".join(a).encode()).digest()).decode().rstrip("=")
+print(urllib.parse.quote(v, safe=""))' "$@"
 }
 # signed METHOD QUERY [CURL ARGS...]: /files with no token, routed by Host as a browser would.
 signed() {
