@@ -9,9 +9,10 @@
  * and wrong types are invalid_argument, null is an unset field, and bytes
  * are base64 in either alphabet, padded or not. Start answers at once with
  * the start event; the command waits for the box's busy slot within its
- * deadline. The library takes stdin whole: with "stdin": true the command
- * starts once CloseStdin arrives, its input the bytes of every SendInput
- * before it (at most 16 MiB). SendSignal (KILL or TERM) cancels the run,
+ * deadline. With "stdin": true the command starts as soon as the slot is
+ * its, and each SendInput reaches it as it is sent, CloseStdin ending its
+ * input (server/stdin.c); input sent before it starts (at most 16 MiB) is
+ * fed to it first. SendSignal (KILL or TERM) cancels the run,
  * which on this backend ends the whole sandbox (Docker cannot kill one
  * exec). Base64 is util/base64.h's: the server may call the library's util/
  * helpers, which are shared, but never its internals.
@@ -576,6 +577,16 @@ enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
 			return sbxs_connect_error(c, "failed_precondition",
 						  "process %u was started without stdin", pid);
 		}
+		if (pr->fifo_ready && !pr->stdin_closed) {
+			pr->stdin_closed = 1;
+			pthread_mutex_unlock(&srv->mu);
+			if (sbxs_stdin_write(pr, NULL, 0, 1, err, sizeof(err)) < 0) {
+				sbxs_proc_unref(pr);
+				return sbxs_connect_error(c, "unavailable", "%s", err);
+			}
+			sbxs_proc_unref(pr);
+			return sbxs_reply_json(c, 200, json_object());
+		}
 		pr->stdin_closed = 1;
 		pthread_cond_broadcast(&b->cv);
 		pthread_mutex_unlock(&srv->mu);
@@ -624,6 +635,19 @@ enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
 						  "stdin of process %u is %s", pid,
 						  pr->want_stdin ? "closed" : "not open");
 		}
+		if (pr->fifo_ready) {
+			/* The command runs: the input goes to it now. */
+			int wr;
+
+			pthread_mutex_unlock(&srv->mu);
+			wr = sbxs_stdin_write(pr, bytes, n, 0, err, sizeof(err));
+			explicit_bzero(bytes, n);
+			free(bytes);
+			sbxs_proc_unref(pr);
+			if (wr < 0)
+				return sbxs_connect_error(c, "unavailable", "%s", err);
+			return sbxs_reply_json(c, 200, json_object());
+		}
 		if (pr->in_len + n > STDIN_MAX) {
 			pthread_mutex_unlock(&srv->mu);
 			explicit_bzero(bytes, n);
@@ -631,8 +655,8 @@ enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
 			sbxs_proc_unref(pr);
 			return sbxs_connect_error(
 				c, "resource_exhausted",
-				"stdin of process %u would pass 16 MiB: this server "
-				"gives a command its whole stdin at once",
+				"stdin of process %u would pass 16 MiB before the "
+				"command started",
 				pid);
 		}
 		if (n) {

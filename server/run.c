@@ -323,7 +323,7 @@ void *sbxs_worker_main(void *arg)
 			fate = F_DEADLINE;
 			break;
 		}
-		if ((!pr->want_stdin || pr->stdin_closed) && !b->busy) {
+		if (!b->busy) { /* stdin, if any, is streamed (server/stdin.c) */
 			fate = F_RUN;
 			break;
 		}
@@ -351,16 +351,60 @@ void *sbxs_worker_main(void *arg)
 	pthread_mutex_unlock(&srv->mu);
 
 	if (fate == F_RUN && t > 0) {
-		ro.env = (const char *const *)pr->env;
-		ro.workdir = pr->cwd;
-		ro.stdin_data = pr->in;
-		ro.stdin_len = pr->in_len;
-		ro.timeout_ms = t;
-		ro.on_output = on_output;
-		ro.payload = pr;
-		rc = sbx_sandbox_run(&r, b->s, (const char *const *)pr->argv, &ro);
-		if (rc < 0)
-			snprintf(msg, sizeof(msg), "%s", sbx_error_last()->message);
+		const char **argv = (const char **)pr->argv, **wrapped = NULL;
+		int stream_in;
+
+		pthread_mutex_lock(&srv->mu);
+		stream_in = pr->want_stdin && !pr->stdin_closed;
+		pthread_mutex_unlock(&srv->mu);
+		if (stream_in) {
+			size_t n = 0;
+			uint64_t t0 = sbx__mono_ms();
+
+			while (pr->argv[n])
+				n++;
+			wrapped = calloc(n + 6, sizeof(*wrapped));
+			rc = wrapped ? sbxs_stdin_prepare(pr, t) : SBX_ENOMEM;
+			if (rc == 0) {
+				uint64_t took = sbx__mono_ms() - t0;
+
+				wrapped[0] = "sh";
+				wrapped[1] = "-c";
+				wrapped[2] = sbxs_stdin_wrap;
+				wrapped[3] = "sbx-stdin";
+				wrapped[4] = pr->fifo;
+				memcpy(wrapped + 5, pr->argv, n * sizeof(*wrapped));
+				/* From now on input goes through the FIFO; what came
+				 * before is the run's stdin, fed first. A CloseStdin
+				 * that came first leaves the command its whole input. */
+				pthread_mutex_lock(&srv->mu);
+				if (!pr->stdin_closed) {
+					pr->fifo_ready = 1;
+					argv = wrapped;
+				}
+				pthread_mutex_unlock(&srv->mu);
+				t = took < t ? t - took : 1;
+			} else {
+				snprintf(msg, sizeof(msg),
+					 "cannot make the pipe of the command's stdin in the "
+					 "sandbox's "
+					 "/tmp (%s)",
+					 sbx_strerror(rc));
+			}
+		}
+		if (rc == 0) {
+			ro.env = (const char *const *)pr->env;
+			ro.workdir = pr->cwd;
+			ro.stdin_data = pr->in;
+			ro.stdin_len = pr->in_len;
+			ro.timeout_ms = t;
+			ro.on_output = on_output;
+			ro.payload = pr;
+			rc = sbx_sandbox_run(&r, b->s, argv, &ro);
+			if (rc < 0)
+				snprintf(msg, sizeof(msg), "%s", sbx_error_last()->message);
+		}
+		free(wrapped);
 	}
 
 	pthread_mutex_lock(&srv->mu);

@@ -22,6 +22,7 @@
  *   watch.c          envd's filesystem service: WatchDir
  *   process.c        envd's process service: the requests
  *   run.c            envd's process service: a command's run and stream
+ *   stdin.c          envd's process service: stdin streamed to a command
  *   paths.c          E2B's paths and user mapped onto a sandbox
  *   sign.c           signed /files URLs, and gzip bodies
  *   box.c            the sandboxes ("boxes"): registry, references,
@@ -90,8 +91,11 @@ struct sbxs_proc {
 	char **argv, **env;
 	char *cwd;
 	int want_stdin, stdin_closed;
-	char *in;
+	char *in; /* stdin sent before the command started */
 	size_t in_len;
+	char fifo[40];	   /* the input FIFO in the sandbox (server/stdin.c) */
+	int fifo_ready;	   /* made: later input goes through it */
+	int in_busy;	   /* a write to the FIFO is under way */
 	uint64_t deadline; /* monotonic ms; 0: none given */
 	uint64_t keepalive_ms;
 	int fd; /* the client's socket, to notice it going away */
@@ -376,6 +380,13 @@ void sbxs_proc_unref(struct sbxs_proc *pr);
 void sbxs_push_locked(struct sbxs_proc *pr, struct sbxs_frame *f);
 /* Stops a process: a waiting one is dropped, a running one killed. */
 void sbxs_cancel_proc(struct sbxs_proc *pr, enum sbxs_cancel why);
+/* stdin.c: the wrapper a command with streamed stdin runs under; the
+ * FIFOs made for it (in the busy slot: 0, or -1 / a library code); one
+ * write of input, or the end of it (mu not held; 0, or -1 with err). */
+extern const char sbxs_stdin_wrap[];
+int sbxs_stdin_prepare(struct sbxs_proc *pr, uint64_t timeout_ms);
+int sbxs_stdin_write(
+	struct sbxs_proc *pr, const void *data, size_t n, int close, char *err, size_t esize);
 /* The thread of one process (its argument): waits its turn, runs, frames. */
 void *sbxs_worker_main(void *arg);
 /* The content reader and its completion of a Start response (cls: the proc). */

@@ -251,6 +251,29 @@ await step('Template.exists', ['Template.exists'], async () => {
 
 // ===== Commands =====
 
+await step('commands.sendStdin streamed', ['commands.sendStdin', 'commands.closeStdin'], async () => {
+	const h = await sbx.commands.run('read a; echo "got:$a"; read b; echo "got:$b"; cat; echo end',
+		{ stdin: true, background: true })
+	await h.sendStdin('one\n')
+	// The command answers the first line before any more input or
+	// CloseStdin: the input reached it as it was sent.
+	for (let i = 0; i < 600 && !h.stdout.includes('got:one'); i++)
+		await new Promise((r) => setTimeout(r, 100))
+	const early = h.stdout
+	await h.sendStdin('two\n')
+	await h.sendStdin('three\n')
+	await h.closeStdin()
+	const r = await h.wait()
+	check('sendStdin reaches the running command before closeStdin, in order; closeStdin ends it',
+		early === 'got:one\n' && r.stdout === 'got:one\ngot:two\nthree\nend\n' && r.exitCode === 0,
+		JSON.stringify([early, r.stdout]))
+	const k = await sbx.commands.run('read x; exit 7', { stdin: true, background: true })
+	await k.sendStdin('x\n')
+	const e = await thrown(() => k.wait())
+	check('a streamed-stdin command keeps its own exit status (7)', e && e.exitCode === 7,
+		e && `${e.name} ${e.exitCode}`)
+})
+
 await step('a sandbox killed mid-command', ['commands.run (killed mid-command)'], async () => {
 	const other = await Sandbox.create({ metadata, timeoutMs: 120_000 })
 	const h = await other.commands.run('echo started; sleep 600', { background: true })
