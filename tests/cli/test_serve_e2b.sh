@@ -651,206 +651,6 @@ dl /workspace/m.txt
 [ "$s1" = 200 ] && [ "$status" = 200 ] && [ "$(od -An -c "$work/down" | tr -d ' \n')" = 'ab--XyZ--cd\n--XyZ\r\nend' ] &&
 	ok "multipart content holding --boundary not after CRLF is accepted as content" || { status="$s1/$status"; bad "multipart boundary in content"; }
 
-# --- envd's filesystem service, from the hostile side (a sandbox of its own) ---
-create fs '"timeout":300'
-FS_ID=$ID
-FS_TOK=$TOK
-# fsc METHOD JSON: a unary filesystem.Filesystem call on that sandbox.
-fsc() {
-	status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" \
-		-H "X-Access-Token: $FS_TOK" -H 'Content-Type: application/json' \
-		--data-binary "$2" "$URL/filesystem.Filesystem/$1")
-}
-fsc Stat '{"path":"/workspace/../../etc/./hostname"}'
-[ "$status" = 200 ] && json 'd["entry"]["path"] == "/etc/hostname" and d["entry"]["type"] == "FILE_TYPE_FILE"' &&
-	ok "Stat of a path with ..: cleaned to /etc/hostname inside the sandbox" || bad "fs dotdot stat"
-fsc Remove '{"path":"/workspace/../.."}'
-[ "$status" = 400 ] && json 'd["code"] == "invalid_argument" and "root directory" in d["message"]' &&
-	ok "Remove of /workspace/../..: 400, the root is never removed" || bad "fs dotdot root"
-fsc MakeDir '{"path":"../../etc/sbx-new"}'
-[ "$status" = 403 ] && json 'd["code"] == "permission_denied" and "/etc/sbx-new" in d["message"]' &&
-	ok "MakeDir of ../../etc/sbx-new: 403 permission_denied (the sandbox user's rules)" || bad "fs dotdot mkdir"
-start "$FS_ID" "$FS_TOK" "$(bash_cmd '"ln -s /etc /workspace/etcl && echo linked"')"
-frame '0 {"event":{"data":{"stdout":"linked\n"}}}' || bad "fs symlink made"
-fsc Remove '{"path":"/workspace/etcl/hostname"}'
-s1=$status
-cp "$work/body" "$work/body1"
-fsc Move '{"source":"/workspace/etcl/hostname","destination":"/workspace/stolen"}'
-s2=$status
-fsc Stat '{"path":"/etc/hostname"}'
-[ "$s1" = 403 ] && [ "$s2" = 403 ] && [ "$status" = 200 ] &&
-	"$PY" "$work/h.py" json "$work/body1" 'd["code"] == "permission_denied" and "/workspace/etcl/hostname" in d["message"] and ("read-only" in d["message"] or "not permitted" in d["message"])' &&
-	ok "Remove and Move through a symlink out of the writable places: 403, the target stays" ||
-	{ status="$s1/$s2/$status"; bad "fs symlink out"; }
-fsc Stat '{"path":"/workspace/etcl"}'
-[ "$status" = 200 ] && json 'd["entry"]["type"] == "FILE_TYPE_SYMLINK" and d["entry"]["symlinkTarget"] == "/etc" and d["entry"]["permissions"] == "Lrwxrwxrwx"' &&
-	ok "Stat of the symlink: type symlink, target /etc, Go's mode string" || bad "fs symlink stat"
-fsc Remove '{"path":"/workspace/etcl"}'
-s1=$status
-fsc Stat '{"path":"/etc/hostname"}'
-[ "$s1" = 200 ] && [ "$status" = 200 ] && ok "Remove of a symlink to a directory removes the link, not its target" ||
-	{ status="$s1/$status"; bad "fs symlink remove"; }
-fsc Stat '{"path":"/workspace/x","extra":1}'
-[ "$status" = 400 ] && json 'd["code"] == "invalid_argument" and "unknown field \"extra\"" in d["message"]' &&
-	ok "a filesystem request with an unknown field: 400 invalid_argument naming it" || bad "fs unknown field"
-fsc ListDir '{"path":"/workspace","depth":100000}'
-[ "$status" = 400 ] && json '"depth" in d["message"]' && ok "ListDir past the depth bound: 400 naming depth" ||
-	bad "fs depth bound"
-start "$FS_ID" "$FS_TOK" "$(bash_cmd '"mkdir /tmp/flood && cd /tmp/flood && seq 1 10001 | xargs touch && echo flooded"')"
-frame '0 {"event":{"data":{"stdout":"flooded\n"}}}' || bad "fs flood made"
-fsc ListDir '{"path":"/tmp/flood"}'
-[ "$status" = 429 ] && json 'd["code"] == "resource_exhausted" and "more than 10000 entries" in d["message"]' &&
-	ok "ListDir of 10001 entries: 429 resource_exhausted naming the bound" || bad "fs list flood"
-fsc Remove '{"path":"/tmp/flood"}'
-[ "$status" = 200 ] && body_is '{}' && ok "Remove of the flooded directory: 200 {}" || bad "fs flood remove"
-# --- WatchDir floods: at most 8 watches a sandbox; a client that does not
-# read gets its stream ended past 4096 queued events, not the server's memory.
-cat >"$work/watch.py" <<'EOF2'
-import json, socket, struct, sys, urllib.parse
-url, tok, sid = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
-u = urllib.parse.urlsplit(url)
-
-def watch(path):
-    s = socket.create_connection((u.hostname, u.port))
-    body = json.dumps({"path": path}).encode()
-    env = b"\0" + struct.pack(">I", len(body)) + body
-    s.sendall(b"POST /filesystem.Filesystem/WatchDir HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: " + sid +
-              b"\r\nX-Access-Token: " + tok + b"\r\nContent-Type: application/connect+json\r\n" +
-              b"Connect-Protocol-Version: 1\r\nContent-Length: " + str(len(env)).encode() + b"\r\n\r\n" + env)
-    return s
-
-def done(got, words):
-    if b'"error"' in got:
-        return b"}}" in got[got.index(b'"error"'):]
-    return any(w in got for w in words)
-
-def until(s, *words):
-    # reads until one of words, or a whole error frame, is there (the
-    # socket's timeout guards a hang)
-    got = b""
-    s.settimeout(300)
-    while not done(got, words):
-        b = s.recv(65536)
-        if not b:
-            break
-        got += b
-    return got
-
-socks = [watch("/tmp/w%d" % i) for i in range(8)]
-for s in socks:
-    if b'{"start":{}}' not in until(s, b'{"start":{}}'):
-        print("no start"); sys.exit(1)
-ninth = until(watch("/tmp/w8"))
-if b"resource_exhausted" not in ninth or b"8 watches" not in ninth:
-    print("ninth: %r" % ninth[-300:]); sys.exit(1)
-for s in socks[1:]:
-    s.close()
-print("ready", flush=True)
-sys.stdin.readline()  # the flood has been made; only now is w0 read
-rest = until(socks[0])
-ok = b"resource_exhausted" in rest and (b"4096 events" in rest or b"inotify queue" in rest)
-print("ended" if ok else "tail: %r" % rest[-300:])
-sys.exit(0 if ok else 1)
-EOF2
-start "$FS_ID" "$FS_TOK" "$(bash_cmd '"mkdir -p /tmp/w0 /tmp/w1 /tmp/w2 /tmp/w3 /tmp/w4 /tmp/w5 /tmp/w6 /tmp/w7 /tmp/w8 && echo dirs"')"
-frame '0 {"event":{"data":{"stdout":"dirs\n"}}}' || bad "watch dirs made"
-coproc WATCH { "$PY" "$work/watch.py" "$URL" "$FS_TOK" "$FS_ID" 2>&1; }
-read -r line <&"${WATCH[0]}"
-if [ "$line" = ready ]; then
-	ok "8 watches run at once; a 9th: resource_exhausted naming the bound"
-	start "$FS_ID" "$FS_TOK" "$(bash_cmd '"cd /tmp/w0 && seq 1 60000 | xargs touch && echo flooded"')"
-	frame '0 {"event":{"data":{"stdout":"flooded\n"}}}' || bad "watch flood made"
-	echo go >&"${WATCH[1]}"
-	read -r line <&"${WATCH[0]}"
-	[ "$line" = ended ] && ok "a watch whose client does not read, under 120000 events: ended with resource_exhausted" ||
-		{ status="$line"; bad "watch flood"; }
-else
-	status="$line"
-	bad "watch bound"
-fi
-wait "$WATCH_PID" 2>/dev/null
-start "$FS_ID" "$FS_TOK" "$(bash_cmd '"rm -rf /tmp/w0; echo cleaned"')"
-frame '0 {"event":{"data":{"stdout":"cleaned\n"}}}' && ok "the sandbox runs on after the watches" || bad "after watches"
-
-# --- gzip uploads: inflated within the bound; a bomb gets 413 ---
-"$PY" -c 'import gzip,sys; sys.stdout.buffer.write(gzip.compress(b"gzipped body\n"))' >"$work/small.gz"
-status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
-	-H 'Content-Type: application/octet-stream' -H 'Content-Encoding: gzip' --data-binary @"$work/small.gz" \
-	"$URL/files?path=/workspace/gz.txt")
-s1=$status
-status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
-	"$URL/files?path=/workspace/gz.txt")
-[ "$s1" = 200 ] && [ "$status" = 200 ] && body_is 'gzipped body' &&
-	ok "a gzip upload (Content-Encoding: gzip): stored inflated" || { status="$s1/$status"; bad "gzip upload"; }
-# 128 MiB of zeros in about 128 KiB: past the 64 MiB bound once inflated.
-"$PY" -c '
-import sys, zlib
-c = zlib.compressobj(9, zlib.DEFLATED, 31)
-out = sys.stdout.buffer
-for _ in range(128):
-    out.write(c.compress(bytes(1 << 20)))
-out.write(c.flush())' >"$work/bomb.gz"
-status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
-	-H 'Content-Type: application/octet-stream' -H 'Content-Encoding: gzip' --data-binary @"$work/bomb.gz" \
-	"$URL/files?path=/workspace/bomb")
-s1=$status
-cp "$work/body" "$work/body1"
-fsc Stat '{"path":"/workspace/bomb"}'
-[ "$s1" = 413 ] && "$PY" "$work/h.py" json "$work/body1" '"once decompressed" in d["message"]' && [ "$status" = 404 ] &&
-	ok "a gzip bomb ($(($(stat -c %s "$work/bomb.gz") >> 10)) KiB to 128 MiB): 413 once decompressed, nothing written" ||
-	{ status="$s1/$status"; bad "gzip bomb"; }
-head -c 100 "$work/small.gz" | head -c 20 >"$work/trunc.gz"
-status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
-	-H 'Content-Type: application/octet-stream' -H 'Content-Encoding: gzip' --data-binary @"$work/trunc.gz" \
-	"$URL/files?path=/workspace/trunc")
-[ "$status" = 400 ] && json '"gzip" in d["message"]' && ok "a truncated gzip body: 400 naming gzip" || bad "gzip truncated"
-status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
-	-H 'Content-Type: application/octet-stream' -H 'Content-Encoding: br' --data-binary x "$URL/files?path=/workspace/br")
-[ "$status" = 415 ] && json '"br" in d["message"]' && ok "Content-Encoding br: 415 naming it" || bad "encoding br"
-
-# --- Signed /files URLs: the sandbox's own token signs; a forgery is refused ---
-# sig PATH OP USER SECRET [EXP]: E2B's v1 signature, percent-encoded for a query.
-sig() {
-	"$PY" -c 'import base64,hashlib,sys,urllib.parse
-a = sys.argv[1:]
-v = "v1_" + base64.b64encode(hashlib.sha256(":".join(a).encode()).digest()).decode().rstrip("=")
-print(urllib.parse.quote(v, safe=""))' "$@"
-}
-# signed METHOD QUERY [CURL ARGS...]: /files with no token, routed by Host as a browser would.
-signed() {
-	local m=$1 q=$2
-	shift 2
-	status=$(curl -s -o "$work/body" -w '%{http_code}' -X "$m" -H "Host: 49983-$FS_ID.e2b.test" "$@" \
-		"$URL/files?$q")
-}
-exp=$(($(date +%s) + 600))
-signed GET "path=%2Fworkspace%2Fgz.txt&signature=$(sig /workspace/gz.txt read "" "$FS_TOK" "$exp")&signature_expiration=$exp"
-[ "$status" = 200 ] && body_is 'gzipped body' && ok "a download URL signed with the sandbox's token: 200, no header needed" ||
-	bad "signed download"
-signed POST "path=%2Fworkspace%2Fsigned.txt&username=user&signature=$(sig /workspace/signed.txt write user "$FS_TOK")" \
-	-H 'Content-Type: application/octet-stream' --data-binary 'signed up'
-[ "$status" = 200 ] && ok "an upload URL signed for write (no expiry, username given): 200" || bad "signed upload"
-signed GET "path=%2Fworkspace%2Fgz.txt&signature=$(sig /workspace/gz.txt read "" "$KEY" "$exp")&signature_expiration=$exp"
-[ "$status" = 401 ] && json 'd["message"] == "invalid signature"' &&
-	ok "a URL signed with the API key instead of the sandbox's token: 401 invalid signature" || bad "signed with key"
-signed GET "path=%2Fworkspace%2Fsigned.txt&signature=$(sig /workspace/gz.txt read "" "$FS_TOK" "$exp")&signature_expiration=$exp"
-[ "$status" = 401 ] && json 'd["message"] == "invalid signature"' &&
-	ok "a signature for another path: 401 (the path is signed)" || bad "signed other path"
-signed GET "path=%2Fworkspace%2Fgz.txt&signature=$(sig /workspace/gz.txt write "" "$FS_TOK" "$exp")&signature_expiration=$exp"
-[ "$status" = 401 ] && ok "a write signature used to read: 401 (the operation is signed)" || bad "signed other op"
-signed GET "path=%2Fworkspace%2Fgz.txt&signature=$(sig /workspace/gz.txt read "" "$FS_TOK" "$exp")&signature_expiration=$((exp + 1))"
-[ "$status" = 401 ] && json 'd["message"] == "invalid signature"' &&
-	ok "an altered expiration: 401 invalid signature" || bad "signed altered expiration"
-old=$(($(date +%s) - 10))
-signed GET "path=%2Fworkspace%2Fgz.txt&signature=$(sig /workspace/gz.txt read "" "$FS_TOK" "$old")&signature_expiration=$old"
-[ "$status" = 401 ] && json '"expired" in d["message"]' && ok "an expired signature: 401 saying expired" || bad "signed expired"
-signed GET "path=%2Fworkspace%2Fgz.txt&signature=v1_forged"
-[ "$status" = 401 ] && ok "a forged signature: 401" || bad "signed forged"
-signed GET "path=%2Fworkspace%2Fgz.txt"
-[ "$status" = 401 ] && json '"access token" in d["message"]' && ok "neither token nor signature: 401" || bad "unsigned"
-
-api DELETE "/sandboxes/$FS_ID"
-
 mib=$("$PY" "$work/conn.py" discard "$URL" "$OPEN_TOK" "$OPEN_ID")
 [ $? -eq 0 ] && ok "a chunked upload past 64 MiB: the connection closes after ${mib} MiB sent, not 4 times the bound" ||
 	{ status="$mib MiB"; bad "bounded discard"; }
@@ -1059,6 +859,206 @@ rc=$?
 [ $rc -eq 125 ] && grep -q -- "--tier 'vm'" "$work/err" && [ ! -s "$work/out" ] &&
 	ok "serve --tier with an unknown tier: 125, naming it" || { status=$rc; bad "--tier vm"; }
 URL=$URL_MAIN
+
+# --- envd's filesystem service, from the hostile side (a sandbox of its own) ---
+create fs '"timeout":300'
+FS_ID=$ID
+FS_TOK=$TOK
+# fsc METHOD JSON: a unary filesystem.Filesystem call on that sandbox.
+fsc() {
+	status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" \
+		-H "X-Access-Token: $FS_TOK" -H 'Content-Type: application/json' \
+		--data-binary "$2" "$URL/filesystem.Filesystem/$1")
+}
+fsc Stat '{"path":"/workspace/../../etc/./hostname"}'
+[ "$status" = 200 ] && json 'd["entry"]["path"] == "/etc/hostname" and d["entry"]["type"] == "FILE_TYPE_FILE"' &&
+	ok "Stat of a path with ..: cleaned to /etc/hostname inside the sandbox" || bad "fs dotdot stat"
+fsc Remove '{"path":"/workspace/../.."}'
+[ "$status" = 400 ] && json 'd["code"] == "invalid_argument" and "root directory" in d["message"]' &&
+	ok "Remove of /workspace/../..: 400, the root is never removed" || bad "fs dotdot root"
+fsc MakeDir '{"path":"../../etc/sbx-new"}'
+[ "$status" = 403 ] && json 'd["code"] == "permission_denied" and "/etc/sbx-new" in d["message"]' &&
+	ok "MakeDir of ../../etc/sbx-new: 403 permission_denied (the sandbox user's rules)" || bad "fs dotdot mkdir"
+start "$FS_ID" "$FS_TOK" "$(bash_cmd '"ln -s /etc /workspace/etcl && echo linked"')"
+frame '0 {"event":{"data":{"stdout":"linked\n"}}}' || bad "fs symlink made"
+fsc Remove '{"path":"/workspace/etcl/hostname"}'
+s1=$status
+cp "$work/body" "$work/body1"
+fsc Move '{"source":"/workspace/etcl/hostname","destination":"/workspace/stolen"}'
+s2=$status
+fsc Stat '{"path":"/etc/hostname"}'
+[ "$s1" = 403 ] && [ "$s2" = 403 ] && [ "$status" = 200 ] &&
+	"$PY" "$work/h.py" json "$work/body1" 'd["code"] == "permission_denied" and "/workspace/etcl/hostname" in d["message"] and ("read-only" in d["message"] or "not permitted" in d["message"])' &&
+	ok "Remove and Move through a symlink out of the writable places: 403, the target stays" ||
+	{ status="$s1/$s2/$status"; bad "fs symlink out"; }
+fsc Stat '{"path":"/workspace/etcl"}'
+[ "$status" = 200 ] && json 'd["entry"]["type"] == "FILE_TYPE_SYMLINK" and d["entry"]["symlinkTarget"] == "/etc" and d["entry"]["permissions"] == "Lrwxrwxrwx"' &&
+	ok "Stat of the symlink: type symlink, target /etc, Go's mode string" || bad "fs symlink stat"
+fsc Remove '{"path":"/workspace/etcl"}'
+s1=$status
+fsc Stat '{"path":"/etc/hostname"}'
+[ "$s1" = 200 ] && [ "$status" = 200 ] && ok "Remove of a symlink to a directory removes the link, not its target" ||
+	{ status="$s1/$status"; bad "fs symlink remove"; }
+fsc Stat '{"path":"/workspace/x","extra":1}'
+[ "$status" = 400 ] && json 'd["code"] == "invalid_argument" and "unknown field \"extra\"" in d["message"]' &&
+	ok "a filesystem request with an unknown field: 400 invalid_argument naming it" || bad "fs unknown field"
+fsc ListDir '{"path":"/workspace","depth":100000}'
+[ "$status" = 400 ] && json '"depth" in d["message"]' && ok "ListDir past the depth bound: 400 naming depth" ||
+	bad "fs depth bound"
+start "$FS_ID" "$FS_TOK" "$(bash_cmd '"mkdir /tmp/flood && cd /tmp/flood && seq 1 10001 | xargs touch && echo flooded"')"
+frame '0 {"event":{"data":{"stdout":"flooded\n"}}}' || bad "fs flood made"
+fsc ListDir '{"path":"/tmp/flood"}'
+[ "$status" = 429 ] && json 'd["code"] == "resource_exhausted" and "more than 10000 entries" in d["message"]' &&
+	ok "ListDir of 10001 entries: 429 resource_exhausted naming the bound" || bad "fs list flood"
+fsc Remove '{"path":"/tmp/flood"}'
+[ "$status" = 200 ] && body_is '{}' && ok "Remove of the flooded directory: 200 {}" || bad "fs flood remove"
+# --- WatchDir floods: at most 8 watches a sandbox; a client that does not
+# read gets its stream ended past 4096 queued events, not the server's memory.
+cat >"$work/watch.py" <<'EOF2'
+import json, socket, struct, sys, urllib.parse
+url, tok, sid = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+u = urllib.parse.urlsplit(url)
+
+def watch(path):
+    s = socket.create_connection((u.hostname, u.port))
+    body = json.dumps({"path": path}).encode()
+    env = b"\0" + struct.pack(">I", len(body)) + body
+    s.sendall(b"POST /filesystem.Filesystem/WatchDir HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: " + sid +
+              b"\r\nX-Access-Token: " + tok + b"\r\nContent-Type: application/connect+json\r\n" +
+              b"Connect-Protocol-Version: 1\r\nContent-Length: " + str(len(env)).encode() + b"\r\n\r\n" + env)
+    return s
+
+def done(got, words):
+    if b'"error"' in got:
+        return b"}}" in got[got.index(b'"error"'):]
+    return any(w in got for w in words)
+
+def until(s, *words):
+    # reads until one of words, or a whole error frame, is there (the
+    # socket's timeout guards a hang)
+    got = b""
+    s.settimeout(300)
+    while not done(got, words):
+        b = s.recv(65536)
+        if not b:
+            break
+        got += b
+    return got
+
+socks = [watch("/tmp/w%d" % i) for i in range(8)]
+for s in socks:
+    if b'{"start":{}}' not in until(s, b'{"start":{}}'):
+        print("no start"); sys.exit(1)
+ninth = until(watch("/tmp/w8"))
+if b"resource_exhausted" not in ninth or b"8 watches" not in ninth:
+    print("ninth: %r" % ninth[-300:]); sys.exit(1)
+for s in socks[1:]:
+    s.close()
+print("ready", flush=True)
+sys.stdin.readline()  # the flood has been made; only now is w0 read
+rest = until(socks[0])
+ok = b"resource_exhausted" in rest and (b"4096 events" in rest or b"inotify queue" in rest)
+print("ended" if ok else "tail: %r" % rest[-300:])
+sys.exit(0 if ok else 1)
+EOF2
+start "$FS_ID" "$FS_TOK" "$(bash_cmd '"mkdir -p /tmp/w0 /tmp/w1 /tmp/w2 /tmp/w3 /tmp/w4 /tmp/w5 /tmp/w6 /tmp/w7 /tmp/w8 && echo dirs"')"
+frame '0 {"event":{"data":{"stdout":"dirs\n"}}}' || bad "watch dirs made"
+coproc WATCH { "$PY" "$work/watch.py" "$URL" "$FS_TOK" "$FS_ID" 2>&1; }
+read -r line <&"${WATCH[0]}"
+if [ "$line" = ready ]; then
+	ok "8 watches run at once; a 9th: resource_exhausted naming the bound"
+	start "$FS_ID" "$FS_TOK" "$(bash_cmd '"cd /tmp/w0 && seq 1 60000 | xargs touch && echo flooded"')"
+	frame '0 {"event":{"data":{"stdout":"flooded\n"}}}' || bad "watch flood made"
+	echo go >&"${WATCH[1]}"
+	read -r line <&"${WATCH[0]}"
+	[ "$line" = ended ] && ok "a watch whose client does not read, under 120000 events: ended with resource_exhausted" ||
+		{ status="$line"; bad "watch flood"; }
+else
+	status="$line"
+	bad "watch bound"
+fi
+wait "$WATCH_PID" 2>/dev/null
+start "$FS_ID" "$FS_TOK" "$(bash_cmd '"rm -rf /tmp/w0; echo cleaned"')"
+frame '0 {"event":{"data":{"stdout":"cleaned\n"}}}' && ok "the sandbox runs on after the watches" || bad "after watches"
+
+# --- gzip uploads: inflated within the bound; a bomb gets 413 ---
+"$PY" -c 'import gzip,sys; sys.stdout.buffer.write(gzip.compress(b"gzipped body\n"))' >"$work/small.gz"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
+	-H 'Content-Type: application/octet-stream' -H 'Content-Encoding: gzip' --data-binary @"$work/small.gz" \
+	"$URL/files?path=/workspace/gz.txt")
+s1=$status
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
+	"$URL/files?path=/workspace/gz.txt")
+[ "$s1" = 200 ] && [ "$status" = 200 ] && body_is 'gzipped body' &&
+	ok "a gzip upload (Content-Encoding: gzip): stored inflated" || { status="$s1/$status"; bad "gzip upload"; }
+# 128 MiB of zeros in about 128 KiB: past the 64 MiB bound once inflated.
+"$PY" -c '
+import sys, zlib
+c = zlib.compressobj(9, zlib.DEFLATED, 31)
+out = sys.stdout.buffer
+for _ in range(128):
+    out.write(c.compress(bytes(1 << 20)))
+out.write(c.flush())' >"$work/bomb.gz"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
+	-H 'Content-Type: application/octet-stream' -H 'Content-Encoding: gzip' --data-binary @"$work/bomb.gz" \
+	"$URL/files?path=/workspace/bomb")
+s1=$status
+cp "$work/body" "$work/body1"
+fsc Stat '{"path":"/workspace/bomb"}'
+[ "$s1" = 413 ] && "$PY" "$work/h.py" json "$work/body1" '"once decompressed" in d["message"]' && [ "$status" = 404 ] &&
+	ok "a gzip bomb ($(($(stat -c %s "$work/bomb.gz") >> 10)) KiB to 128 MiB): 413 once decompressed, nothing written" ||
+	{ status="$s1/$status"; bad "gzip bomb"; }
+head -c 100 "$work/small.gz" | head -c 20 >"$work/trunc.gz"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
+	-H 'Content-Type: application/octet-stream' -H 'Content-Encoding: gzip' --data-binary @"$work/trunc.gz" \
+	"$URL/files?path=/workspace/trunc")
+[ "$status" = 400 ] && json '"gzip" in d["message"]' && ok "a truncated gzip body: 400 naming gzip" || bad "gzip truncated"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -H "X-Access-Token: $FS_TOK" \
+	-H 'Content-Type: application/octet-stream' -H 'Content-Encoding: br' --data-binary x "$URL/files?path=/workspace/br")
+[ "$status" = 415 ] && json '"br" in d["message"]' && ok "Content-Encoding br: 415 naming it" || bad "encoding br"
+
+# --- Signed /files URLs: the sandbox's own token signs; a forgery is refused ---
+# sig PATH OP USER SECRET [EXP]: E2B's v1 signature, percent-encoded for a query.
+sig() {
+	"$PY" -c 'import base64,hashlib,sys,urllib.parse
+a = sys.argv[1:]
+v = "v1_" + base64.b64encode(hashlib.sha256(":".join(a).encode()).digest()).decode().rstrip("=")
+print(urllib.parse.quote(v, safe=""))' "$@"
+}
+# signed METHOD QUERY [CURL ARGS...]: /files with no token, routed by Host as a browser would.
+signed() {
+	local m=$1 q=$2
+	shift 2
+	status=$(curl -s -o "$work/body" -w '%{http_code}' -X "$m" -H "Host: 49983-$FS_ID.e2b.test" "$@" \
+		"$URL/files?$q")
+}
+exp=$(($(date +%s) + 600))
+signed GET "path=%2Fworkspace%2Fgz.txt&signature=$(sig /workspace/gz.txt read "" "$FS_TOK" "$exp")&signature_expiration=$exp"
+[ "$status" = 200 ] && body_is 'gzipped body' && ok "a download URL signed with the sandbox's token: 200, no header needed" ||
+	bad "signed download"
+signed POST "path=%2Fworkspace%2Fsigned.txt&username=user&signature=$(sig /workspace/signed.txt write user "$FS_TOK")" \
+	-H 'Content-Type: application/octet-stream' --data-binary 'signed up'
+[ "$status" = 200 ] && ok "an upload URL signed for write (no expiry, username given): 200" || bad "signed upload"
+signed GET "path=%2Fworkspace%2Fgz.txt&signature=$(sig /workspace/gz.txt read "" "$KEY" "$exp")&signature_expiration=$exp"
+[ "$status" = 401 ] && json 'd["message"] == "invalid signature"' &&
+	ok "a URL signed with the API key instead of the sandbox's token: 401 invalid signature" || bad "signed with key"
+signed GET "path=%2Fworkspace%2Fsigned.txt&signature=$(sig /workspace/gz.txt read "" "$FS_TOK" "$exp")&signature_expiration=$exp"
+[ "$status" = 401 ] && json 'd["message"] == "invalid signature"' &&
+	ok "a signature for another path: 401 (the path is signed)" || bad "signed other path"
+signed GET "path=%2Fworkspace%2Fgz.txt&signature=$(sig /workspace/gz.txt write "" "$FS_TOK" "$exp")&signature_expiration=$exp"
+[ "$status" = 401 ] && ok "a write signature used to read: 401 (the operation is signed)" || bad "signed other op"
+signed GET "path=%2Fworkspace%2Fgz.txt&signature=$(sig /workspace/gz.txt read "" "$FS_TOK" "$exp")&signature_expiration=$((exp + 1))"
+[ "$status" = 401 ] && json 'd["message"] == "invalid signature"' &&
+	ok "an altered expiration: 401 invalid signature" || bad "signed altered expiration"
+old=$(($(date +%s) - 10))
+signed GET "path=%2Fworkspace%2Fgz.txt&signature=$(sig /workspace/gz.txt read "" "$FS_TOK" "$old")&signature_expiration=$old"
+[ "$status" = 401 ] && json '"expired" in d["message"]' && ok "an expired signature: 401 saying expired" || bad "signed expired"
+signed GET "path=%2Fworkspace%2Fgz.txt&signature=v1_forged"
+[ "$status" = 401 ] && ok "a forged signature: 401" || bad "signed forged"
+signed GET "path=%2Fworkspace%2Fgz.txt"
+[ "$status" = 401 ] && json '"access token" in d["message"]' && ok "neither token nor signature: 401" || bad "unsigned"
+
+api DELETE "/sandboxes/$FS_ID"
 
 # --- Shutdown ---
 create last '"timeout":300'
