@@ -963,21 +963,29 @@ sys.exit(0 if ok else 1)
 EOF2
 start "$FS_ID" "$FS_TOK" "$(bash_cmd '"mkdir -p /tmp/w0 /tmp/w1 /tmp/w2 /tmp/w3 /tmp/w4 /tmp/w5 /tmp/w6 /tmp/w7 /tmp/w8 && echo dirs"')"
 frame '0 {"event":{"data":{"stdout":"dirs\n"}}}' || bad "watch dirs made"
-coproc WATCH { "$PY" "$work/watch.py" "$URL" "$FS_TOK" "$FS_ID" 2>&1; }
-read -r line <&"${WATCH[0]}"
+# The helper talks over two FIFOs: "ready" once its watches stand, then it
+# waits for a line before it reads w0, and says how w0 ended.
+mkfifo "$work/wq.in" "$work/wq.out"
+"$PY" "$work/watch.py" "$URL" "$FS_TOK" "$FS_ID" <"$work/wq.in" >"$work/wq.out" 2>&1 &
+wpid=$!
+exec 7>"$work/wq.in" 8<"$work/wq.out"
+line=
+read -r line <&8
 if [ "$line" = ready ]; then
 	ok "8 watches run at once; a 9th: resource_exhausted naming the bound"
 	start "$FS_ID" "$FS_TOK" "$(bash_cmd '"cd /tmp/w0 && seq 1 60000 | xargs touch && echo flooded"')"
 	frame '0 {"event":{"data":{"stdout":"flooded\n"}}}' || bad "watch flood made"
-	echo go >&"${WATCH[1]}"
-	read -r line <&"${WATCH[0]}"
+	echo go >&7
+	line=
+	read -r line <&8
 	[ "$line" = ended ] && ok "a watch whose client does not read, under 120000 events: ended with resource_exhausted" ||
 		{ status="$line"; bad "watch flood"; }
 else
 	status="$line"
 	bad "watch bound"
 fi
-wait "$WATCH_PID" 2>/dev/null
+exec 7>&- 8<&-
+wait "$wpid" 2>/dev/null
 start "$FS_ID" "$FS_TOK" "$(bash_cmd '"rm -rf /tmp/w0; echo cleaned"')"
 frame '0 {"event":{"data":{"stdout":"cleaned\n"}}}' && ok "the sandbox runs on after the watches" || bad "after watches"
 
