@@ -16,7 +16,8 @@
  *
  * Bounds: at most WATCHES_MAX watches per sandbox; a recursive watch adds at
  * most DIRS_MAX directories; and one watch's queue of events waiting for
- * its client holds at most QUEUE_EVENTS_MAX: past it (or when the kernel's
+ * its client holds at most QUEUE_EVENTS_MAX events and QUEUE_BYTES_MAX
+ * bytes (a command's stream holds 1 MiB): past either (or when the kernel's
  * own inotify queue overflows) the stream ends with resource_exhausted, and
  * the watch stops, rather than events being lost in silence. A directory
  * made inside a recursive watch is watched as soon as its event is read,
@@ -44,6 +45,7 @@
 #define WATCHES_MAX 8
 #define DIRS_MAX "4096"
 #define QUEUE_EVENTS_MAX 4096
+#define QUEUE_BYTES_MAX (1u << 20)
 #define LINE_MAX_LEN 8192
 
 static const char watch_py[] =
@@ -159,7 +161,7 @@ struct watch {
 	uint64_t deadline, keepalive_ms, last_sent;
 	pthread_cond_t cv;
 	struct sbxs_frame *qh, *qt, *cur;
-	size_t qn, cur_off;
+	size_t qn, qbytes, cur_off;
 	char line[LINE_MAX_LEN];
 	size_t line_len;
 	int started, eos, reader_done, stopping, failed;
@@ -206,6 +208,7 @@ static void watch_push_locked(struct watch *w, struct sbxs_frame *f)
 		w->qh = f;
 	w->qt = f;
 	w->qn++;
+	w->qbytes += f->len;
 	pthread_cond_broadcast(&w->cv);
 }
 
@@ -281,12 +284,11 @@ static int on_watch_output(int stream, const char *data, size_t len, void *paylo
 		}
 		switch (watch_line(w->line, w->line_len, &ev, &e)) {
 		case WL_EVENT:
-			if (w->qn >= QUEUE_EVENTS_MAX) {
+			if (w->qn >= QUEUE_EVENTS_MAX || w->qbytes >= QUEUE_BYTES_MAX) {
 				json_decref(ev);
 				snprintf(msg, sizeof(msg),
-					 "more than %d events of the watch waited for its client; "
-					 "the "
-					 "watch was stopped",
+					 "more than %d events or 1 MiB of the watch waited for its "
+					 "client; the watch was stopped",
 					 QUEUE_EVENTS_MAX);
 				watch_end_locked(w, "resource_exhausted", msg);
 				break;
@@ -422,6 +424,7 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 			if (!w->qh)
 				w->qt = NULL;
 			w->qn--;
+			w->qbytes -= w->cur->len;
 			w->cur_off = 0;
 		}
 		if (w->cur) {
@@ -451,6 +454,7 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 				if (!w->qt)
 					w->qt = f;
 				w->qn++;
+				w->qbytes += f->len;
 			}
 			w->last_sent = now;
 			continue;

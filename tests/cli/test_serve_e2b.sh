@@ -988,6 +988,66 @@ exec 7>&- 8<&-
 wait "$wpid" 2>/dev/null
 start "$FS_ID" "$FS_TOK" "$(bash_cmd '"rm -rf /tmp/w0; echo cleaned"')"
 frame '0 {"event":{"data":{"stdout":"cleaned\n"}}}' && ok "the sandbox runs on after the watches" || bad "after watches"
+# A client that does not read, under fewer events than the bound but long
+# names (a recursive watch of a deep tree): the queue is bounded in bytes
+# too, as a command's stream is, and the stream ends with resource_exhausted.
+cat >"$work/watchb.py" <<'EOF2'
+import json, socket, struct, sys, urllib.parse
+url, tok, sid = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+u = urllib.parse.urlsplit(url)
+s = socket.create_connection((u.hostname, u.port))
+body = json.dumps({"path": "/tmp/wb", "recursive": True}).encode()
+env = b"\0" + struct.pack(">I", len(body)) + body
+s.sendall(b"POST /filesystem.Filesystem/WatchDir HTTP/1.1\r\nHost: x\r\nE2b-Sandbox-Id: " + sid +
+          b"\r\nX-Access-Token: " + tok + b"\r\nContent-Type: application/connect+json\r\n" +
+          b"Connect-Protocol-Version: 1\r\nContent-Length: " + str(len(env)).encode() + b"\r\n\r\n" + env)
+
+def until(word):
+    # reads until word or a whole error frame (the timeout guards a hang)
+    got = b""
+    s.settimeout(300)
+    while True:
+        if b'"error"' in got and b"}}" in got[got.index(b'"error"'):]:
+            break
+        if word in got:
+            break
+        b = s.recv(65536)
+        if not b:
+            break
+        got += b
+    return got
+
+if b'{"start":{}}' not in until(b'{"start":{}}'):
+    print("no start", flush=True); sys.exit(1)
+print("ready", flush=True)
+sys.stdin.readline()  # the files have been made; only now is the watch read
+rest = until(b'/f1800"')
+ok = b"resource_exhausted" in rest and b"1 MiB" in rest
+print("ended" if ok else "tail: %r" % rest[-300:], flush=True)
+sys.exit(0 if ok else 1)
+EOF2
+start "$FS_ID" "$FS_TOK" "$(bash_cmd '"d=/tmp/wb; for i in $(seq 15); do d=$d/$(printf %0250d 0); done; mkdir -p $d && echo deep"')"
+frame '0 {"event":{"data":{"stdout":"deep\n"}}}' || bad "watch deep tree made"
+mkfifo "$work/wb.in" "$work/wb.out"
+"$PY" "$work/watchb.py" "$URL" "$FS_TOK" "$FS_ID" <"$work/wb.in" >"$work/wb.out" 2>&1 &
+wpid=$!
+exec 7>"$work/wb.in" 8<"$work/wb.out"
+line=
+read -r line <&8
+if [ "$line" = ready ]; then
+	start "$FS_ID" "$FS_TOK" "$(bash_cmd '"d=/tmp/wb; for i in $(seq 15); do d=$d/$(printf %0250d 0); done; cd $d && seq -f f%g 1 1800 | xargs touch && echo flooded"')"
+	frame '0 {"event":{"data":{"stdout":"flooded\n"}}}' || bad "watch long names made"
+	echo go >&7
+	line=
+	read -r line <&8
+fi
+[ "$line" = ended ] &&
+	ok "a watch whose client does not read, under 3600 events of 3.7 KiB names: ended past 1 MiB queued" ||
+	{ status="$line"; bad "watch byte bound"; }
+exec 7>&- 8<&-
+wait "$wpid" 2>/dev/null
+start "$FS_ID" "$FS_TOK" "$(bash_cmd '"rm -rf /tmp/wb; echo cleaned"')"
+frame '0 {"event":{"data":{"stdout":"cleaned\n"}}}' || bad "after the byte bound"
 
 # --- gzip uploads: inflated within the bound; a bomb gets 413 ---
 "$PY" -c 'import gzip,sys; sys.stdout.buffer.write(gzip.compress(b"gzipped body\n"))' >"$work/small.gz"
