@@ -19,7 +19,11 @@
  * its client holds at most QUEUE_EVENTS_MAX events and QUEUE_BYTES_MAX
  * bytes (a command's stream holds 1 MiB): past either (or when the kernel's
  * own inotify queue overflows) the stream ends with resource_exhausted, and
- * the watch stops, rather than events being lost in silence. A directory
+ * the watch stops, rather than events being lost in silence. The library
+ * keeps a run's output up to the sandbox's output cap (and calls on_output
+ * no more past it): a watch whose program's output nears that cap ends the
+ * same way, and is stopped, rather than going silent with its program left
+ * running. The program sends its stderr to /dev/null. A directory
  * made inside a recursive watch is watched as soon as its event is read,
  * and what it already holds by then is reported as created, so that
  * nothing made before its watch began is lost (it may come twice).
@@ -50,6 +54,7 @@
 
 static const char watch_py[] =
 	"import ctypes,os,sys,select,struct,json\n"
+	"os.dup2(os.open(os.devnull,os.O_WRONLY),2)\n"
 	"def t(s):return s.encode('utf-8','surrogateescape').decode('utf-8','replace')\n"
 	"def out(o):sys.stdout.write(json.dumps(o,separators=(',',':'))+'\\n');sys.stdout.flush()\n"
 	"root,rec,stop,mx=sys.argv[1],sys.argv[2]=='1',sys.argv[3],int(sys.argv[4])\n"
@@ -159,6 +164,7 @@ struct watch {
 	char stop[64]; /* the stop file in the sandbox */
 	int recursive;
 	uint64_t deadline, keepalive_ms, last_sent;
+	uint64_t out_total, out_cap; /* the program's stdout so far; its bound */
 	pthread_cond_t cv;
 	struct sbxs_frame *qh, *qt, *cur;
 	size_t qn, qbytes, cur_off;
@@ -268,6 +274,16 @@ static int on_watch_output(int stream, const char *data, size_t len, void *paylo
 	if (stream != SBX_STREAM_STDOUT)
 		return 0;
 	pthread_mutex_lock(&srv->mu);
+	w->out_total += len;
+	if (!w->eos && w->out_total > w->out_cap) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg),
+			 "the watch's events reached the output cap of the sandbox's runs "
+			 "(%llu bytes so far); the watch was stopped",
+			 (unsigned long long)w->out_total);
+		watch_end_locked(w, "resource_exhausted", msg);
+	}
 	for (size_t k = 0; k < len && !w->eos; k++) {
 		json_t *ev;
 		int e;
@@ -582,6 +598,15 @@ sbxs_envd_watch(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_r
 		return sbxs_stream_error(c, "internal", "no randomness for the watch");
 	}
 	snprintf(w->stop, sizeof(w->stop), "/tmp/.sbx-watch-%s", hex);
+	{
+		/* Two lines short of the cap, so that the end is seen before the
+		 * library stops showing output. */
+		int64_t cap = sbx_policy_limit(sbx_sandbox_policy(b->s), SBX_LIMIT_OUTPUT);
+
+		w->out_cap = cap <= 0		      ? UINT64_MAX /* no cap */
+			     : cap > 4 * LINE_MAX_LEN ? (uint64_t)cap - 2 * LINE_MAX_LEN
+						      : (uint64_t)cap / 2;
+	}
 	w->keepalive_ms = (uint64_t)ka_s * 1000;
 	w->last_sent = sbx__mono_ms();
 	sbxs_cond_init(&w->cv);
