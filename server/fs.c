@@ -17,6 +17,14 @@
  * built from the checked values. Errors are an errno the server words
  * itself, never the sandbox's text. A listing stops at FS_ENTRIES_MAX
  * entries (resource_exhausted: list a narrower directory or depth).
+ *
+ * The answer may be as large as the output cap of a run (16 MiB by
+ * default), and jansson spends some 16 bytes of heap a byte on an answer of
+ * tiny values ("[0,0,0,...]": 256 MiB). So before it is parsed, a small
+ * hand-written scan (fs_answer_values(): it only counts, outside strings,
+ * the bytes that separate or open values) refuses an answer of more values
+ * than FS_VALUES_MAX, which the program's largest honest answer stays far
+ * under.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,6 +40,8 @@
 
 #define FS_ENTRIES_MAX 10000
 #define FS_DEPTH_MAX 512
+/* Values of an answer: an entry is one object of at most nine fields. */
+#define FS_VALUES_MAX ((size_t)FS_ENTRIES_MAX * 24 + 64)
 
 static const char fs_py[] =
 	"import os,sys,stat,json,errno,shutil\n"
@@ -239,16 +249,45 @@ static json_t *entry_json(json_t *e)
 	return out;
 }
 
+/* How many values the JSON text out[0..len) holds at most: the commas,
+ * colons and opening brackets outside its strings, plus one. */
+static size_t fs_answer_values(const char *out, size_t len)
+{
+	size_t n = 1;
+	int in_str = 0;
+
+	for (size_t k = 0; k < len; k++) {
+		char ch = out[k];
+
+		if (in_str) {
+			if (ch == '\\')
+				k++;
+			else if (ch == '"')
+				in_str = 0;
+		} else if (ch == '"') {
+			in_str = 1;
+		} else if (ch == ',' || ch == ':' || ch == '[' || ch == '{') {
+			n++;
+		}
+	}
+	return n;
+}
+
 /*
  * The program's stdout (len bytes, untrusted) into a; -1 with err when it
  * is not one of the answers the program gives.
  */
 static int fs_answer(const char *out, size_t len, struct fs_answer *a, char *err, size_t esize)
 {
-	json_t *j = json_loadb(out, len, JSON_REJECT_DUPLICATES, NULL), *v;
+	json_t *j, *v;
 	size_t i;
 
 	memset(a, 0, sizeof(*a));
+	if (fs_answer_values(out, len) > FS_VALUES_MAX) {
+		snprintf(err, esize, "the filesystem program's answer holds too many values");
+		return -1;
+	}
+	j = json_loadb(out, len, JSON_REJECT_DUPLICATES, NULL);
 	if (!json_is_object(j)) {
 		json_decref(j);
 		snprintf(err, esize, "the filesystem program gave no answer");

@@ -27,6 +27,9 @@
  * besides the sanitizers': a refusal says why, a mapped path is absolute,
  * cleaned and within its buffer, parsed uploads lie inside the body, and a
  * time rendered by sbxs_rfc3339() parses back to the same millisecond.
+ * Once at start (LLVMFuzzerInitialize()), larger than the fuzzer's inputs:
+ * an 8 MiB answer of tiny values from the filesystem program is refused
+ * with jansson's heap staying under 16 MiB (parsed, it took 128 MiB).
  */
 #include "server/envd.c"
 #include "server/fs.c"
@@ -36,6 +39,66 @@
 #include "server/watch.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+/* jansson's heap, counted while the large answer is read. */
+static size_t heap_now, heap_peak;
+
+static void *counted_malloc(size_t n)
+{
+	size_t *p = malloc(n + 16);
+
+	if (!p)
+		return NULL;
+	p[0] = n;
+	heap_now += n;
+	if (heap_now > heap_peak)
+		heap_peak = heap_now;
+	return p + 2;
+}
+
+static void counted_free(void *q)
+{
+	size_t *p = q;
+
+	if (!p)
+		return;
+	p -= 2;
+	heap_now -= p[0];
+	free(p);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	size_t n = 8u << 20, k;
+	char *big = malloc(n + 32), err[256] = "";
+	struct fs_answer a;
+	int rc;
+
+	(void)argc;
+	(void)argv;
+	if (!big)
+		abort();
+	k = (size_t)sprintf(big, "{\"entries\":[0");
+	while (k < n - 2) {
+		big[k++] = ',';
+		big[k++] = '0';
+	}
+	big[k++] = ']';
+	big[k++] = '}';
+	json_set_alloc_funcs(counted_malloc, counted_free);
+	rc = fs_answer(big, k, &a, err, sizeof(err));
+	fs_answer_free(&a);
+	json_set_alloc_funcs(malloc, free);
+	free(big);
+	if (rc == 0 || !err[0] || heap_peak > (16u << 20)) {
+		fprintf(stderr,
+			"fs_answer of an 8 MiB answer of tiny values: rc %d, heap %zu MiB\n", rc,
+			heap_peak >> 20);
+		abort();
+	}
+	return 0;
+}
 
 static void multipart(const char *in, size_t n)
 {
