@@ -498,7 +498,7 @@ void *sbxs_worker_main(void *arg)
  * is (an error or hang-up), 1 when it stopped sending (FIN), which is also
  * what a client that half-closes after its request looks like.
  */
-static int client_gone(int fd)
+int sbxs_client_gone(int fd)
 {
 	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
 
@@ -567,7 +567,7 @@ ssize_t sbxs_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 		sbxs_wait_until(&pr->cv, &srv->mu, until);
 		if (pr->qh || pr->eos)
 			continue;
-		gone = client_gone(pr->fd);
+		gone = sbxs_client_gone(pr->fd);
 		if (gone == 2) {
 			pthread_mutex_unlock(&srv->mu);
 			return MHD_CONTENT_READER_END_WITH_ERROR;

@@ -387,6 +387,9 @@ extern const char sbxs_stdin_wrap[];
 int sbxs_stdin_prepare(struct sbxs_proc *pr, uint64_t timeout_ms);
 int sbxs_stdin_write(
 	struct sbxs_proc *pr, const void *data, size_t n, int close, char *err, size_t esize);
+/* Whether the client's side of socket fd looks closed: 2 surely (an error
+ * or hang-up), 1 it stopped sending (FIN, or a half-close), 0 not. */
+int sbxs_client_gone(int fd);
 /* The thread of one process (its argument): waits its turn, runs, frames. */
 void *sbxs_worker_main(void *arg);
 /* The content reader and its completion of a Start response (cls: the proc). */

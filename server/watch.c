@@ -30,9 +30,10 @@
  *
  * A watch lasts until its client's deadline (Connect-Timeout-Ms), the
  * sandbox's run timeout or its end, whichever comes first, and the client
- * going away
- * stops it: a stop file that the program looks for each second, made
- * through one more handle. A sandbox that ends (killed, or its timeout)
+ * going away stops it: the content reader looks at the client's socket
+ * each second while nothing is sent (as a command's stream does), so an
+ * idle watch notices it too, and the program is told by a stop file that it
+ * looks for each second, made through one more handle. A sandbox that ends (killed, or its timeout)
  * ends the watch with unavailable.
  */
 #include <pthread.h>
@@ -171,6 +172,7 @@ struct watch {
 	char line[LINE_MAX_LEN];
 	size_t line_len;
 	int started, eos, reader_done, stopping, failed;
+	int fd; /* the client's socket, to notice it going away */
 };
 
 static void watch_free(struct watch *w)
@@ -477,6 +479,16 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 		}
 		until = now + 1000;
 		sbxs_wait_until(&w->cv, &srv->mu, until);
+		if (w->qh || w->eos)
+			continue;
+		switch (sbxs_client_gone(w->fd)) {
+		case 2:
+			pthread_mutex_unlock(&srv->mu);
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		case 1: /* a write tells a half-close from a client gone */
+			w->last_sent = 0;
+			break;
+		}
 	}
 }
 
@@ -606,6 +618,12 @@ sbxs_envd_watch(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_r
 		w->out_cap = cap <= 0		      ? UINT64_MAX /* no cap */
 			     : cap > 4 * LINE_MAX_LEN ? (uint64_t)cap - 2 * LINE_MAX_LEN
 						      : (uint64_t)cap / 2;
+	}
+	{
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		w->fd = ci ? ci->connect_fd : -1;
 	}
 	w->keepalive_ms = (uint64_t)ka_s * 1000;
 	w->last_sent = sbx__mono_ms();
