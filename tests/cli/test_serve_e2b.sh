@@ -1069,7 +1069,9 @@ start "$FS_ID" "$FS_TOK" "$(bash_cmd '"rm -rf /tmp/wb; echo cleaned"')"
 frame '0 {"event":{"data":{"stdout":"cleaned\n"}}}' || bad "after the byte bound"
 # A client that reads, under more events than the output cap of a run
 # (16 MiB) holds: the stream ends with resource_exhausted naming the cap
-# before it, rather than going silent with the watch left running.
+# before it, rather than going silent with the watch left running. The
+# files are made 100 at a time, each batch once the client has read the
+# last, so that its queue stays under its own bound.
 cat >"$work/watchc.py" <<'EOF2'
 import json, socket, struct, sys, time, urllib.parse
 url, tok, sid = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
@@ -1081,53 +1083,66 @@ s.sendall(b"POST /filesystem.Filesystem/WatchDir HTTP/1.1\r\nHost: x\r\nE2b-Sand
           b"\r\nX-Access-Token: " + tok + b"\r\nContent-Type: application/connect+json\r\n" +
           b"Connect-Protocol-Version: 1\r\nContent-Length: " + str(len(env)).encode() + b"\r\n\r\n" + env)
 s.settimeout(10)
+tail = b""
 
 def until(word):
     # reads until word or a whole error frame; keeps only a tail. A stream
     # gone silent still gets keepalives, so the hang guard is overall.
-    tail, guard = b"", time.monotonic() + 600
+    global tail
+    guard = time.monotonic() + 600
     while time.monotonic() < guard:
         e = tail.find(b'"error"')
         if e >= 0 and b"}}" in tail[e:]:
-            return tail[e:]
+            return "error", tail[e:]
         if word in tail:
-            return tail
+            tail = tail[tail.index(word) + len(word):]
+            return "word", b""
         try:
             b = s.recv(65536)
         except socket.timeout:
             continue
         if not b:
-            return tail
+            return "closed", tail
         tail = (tail + b)[-65536:]
-    return b"silent: " + tail[-200:]
+    return "silent", tail[-200:]
 
-if b'{"start":{}}' not in until(b'{"start":{}}'):
+if until(b'{"start":{}}')[0] != "word":
     print("no start", flush=True); sys.exit(1)
 print("ready", flush=True)
-rest = until(b'/f2500","type":"EVENT_TYPE_CHMOD"')
-ok = b"resource_exhausted" in rest and b"output cap" in rest
-print("ended" if ok else "tail: %r" % rest[-300:], flush=True)
-sys.exit(0 if ok else 1)
+for line in sys.stdin:
+    n = int(line)
+    how, rest = until(b'/f%d","type":"EVENT_TYPE_CHMOD"' % n)
+    if how == "word":
+        print("more", flush=True)
+        continue
+    ok = how == "error" and b"resource_exhausted" in rest and b"output cap" in rest
+    print("ended" if ok else "%s: %r" % (how, rest[-300:]), flush=True)
+    sys.exit(0 if ok else 1)
+print("never ended", flush=True)
 EOF2
 start "$FS_ID" "$FS_TOK" "$(bash_cmd '"d=/tmp/wc; for i in $(seq 15); do d=$d/$(printf %0250d 0); done; mkdir -p $d && echo deep"')"
 frame '0 {"event":{"data":{"stdout":"deep\n"}}}' || bad "watch cap tree made"
-rm -f "$work/wb.out"
-mkfifo "$work/wb.out"
-"$PY" "$work/watchc.py" "$URL" "$FS_TOK" "$FS_ID" >"$work/wb.out" 2>&1 &
+rm -f "$work/wb.in" "$work/wb.out"
+mkfifo "$work/wb.in" "$work/wb.out"
+"$PY" "$work/watchc.py" "$URL" "$FS_TOK" "$FS_ID" <"$work/wb.in" >"$work/wb.out" 2>&1 &
 wpid=$!
-exec 8<"$work/wb.out"
+exec 7>"$work/wb.in" 8<"$work/wb.out"
 line=
 read -r line <&8
 if [ "$line" = ready ]; then
-	start "$FS_ID" "$FS_TOK" "$(bash_cmd '"d=/tmp/wc; for i in $(seq 15); do d=$d/$(printf %0250d 0); done; cd $d && seq -f f%g 1 2500 | xargs touch && echo flooded"')"
-	frame '0 {"event":{"data":{"stdout":"flooded\n"}}}' || bad "watch cap files made"
-	line=
-	read -r line <&8
+	for b in $(seq 1 30); do
+		start "$FS_ID" "$FS_TOK" "$(bash_cmd '"d=/tmp/wc; for i in $(seq 15); do d=$d/$(printf %0250d 0); done; cd $d && seq -f f%g '$((b * 100 - 99))' '$((b * 100))' | xargs touch && echo made"')"
+		frame '0 {"event":{"data":{"stdout":"made\n"}}}' || { bad "watch cap files made"; break; }
+		echo $((b * 100)) >&7
+		line=
+		read -r line <&8
+		[ "$line" = more ] || break
+	done
 fi
 [ "$line" = ended ] &&
 	ok "a watch past the 16 MiB output cap of a run: ended with resource_exhausted naming it, not silent" ||
 	{ status="$line"; bad "watch output cap"; }
-exec 8<&-
+exec 7>&- 8<&-
 wait "$wpid" 2>/dev/null
 start "$FS_ID" "$FS_TOK" "$(bash_cmd '"rm -rf /tmp/wc; echo cleaned"')"
 frame '0 {"event":{"data":{"stdout":"cleaned\n"}}}' || bad "after the output cap"
