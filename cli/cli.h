@@ -23,6 +23,7 @@
 #define CLI_EXIT_KILLED 137
 
 #define CLI_DEFAULT_IMAGE "sandboxio/python:3.11"
+#define CLI_DAEMON_SOCKET "/run/sandboxio/sandboxio.sock"
 #define CLI_BACKEND "docker" /* the default; --backend or $SANDBOXIO_BACKEND name another */
 
 enum cli_cmd {
@@ -69,6 +70,8 @@ struct cli_opts {
 	const char *hosts_file;
 	const char *backend;   /* --backend NAME; NULL: $SANDBOXIO_BACKEND, else docker */
 	const char *audit_log; /* --audit-log PATH */
+	const char *daemon;    /* --daemon PATH; NULL: $SANDBOXIO_DAEMON, else the default */
+	int no_daemon;	       /* --no-daemon */
 	int no_redact;	       /* --no-redact-output */
 	const char *image;
 	const char *timeout;
@@ -117,6 +120,13 @@ void cli_print_error(const struct cli_opts *o, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_print_json(void *json); /* takes a json_t *, prints it on stdout and frees it */
+/* While c is set (on this thread), the first error reported is kept in it
+ * instead of printed; NULL prints again. */
+struct cli_capture {
+	int set, code;
+	char msg[1024];
+};
+void cli_capture_errors(struct cli_capture *c);
 
 /* tty.c: -i and -t of exec and run. check refuses what cannot be done (before any
  * sandbox is touched); options fills the run's; begin puts our terminal in
@@ -182,5 +192,8 @@ void cli_serve_usage(int to_stderr);
 /* code.c: `sandboxio code`, dispatched as serve is (its own options). */
 int cmd_code(struct cli_opts *o, int argc, char **argv, int i);
 void cli_code_usage(int to_stderr);
+/* daemon.c: `sandboxio daemon`, dispatched as serve is. */
+int cmd_daemon(struct cli_opts *o, int argc, char **argv, int i);
+void cli_daemon_usage(int to_stderr);
 
 #endif

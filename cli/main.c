@@ -41,6 +41,8 @@ static const char usage_main[] =
 	"  doctor                                check that this host can run sandboxes\n"
 	"  config --effective [OPTIONS]          print the operator config and what applies\n"
 	"  serve --api e2b [OPTIONS]             serve an E2B-compatible API on this host\n"
+	"  daemon [OPTIONS]                      serve this API on a local socket for\n"
+	"                                        fast create, exec, rm and ls\n"
 	"  mcp [OPTIONS]                         serve the Model Context Protocol on stdio\n"
 	"  version                               print the version\n"
 	"  help [COMMAND]                        print this help, or a command's\n"
@@ -75,7 +77,11 @@ static const char usage_common_opts[] =
 	"                       (default $SANDBOXIO_HOSTS_FILE, else the host's resolver)\n"
 	"  --config PATH        a config that may only narrow the system config\n"
 	"                       /etc/sandboxio/config.json (default $SANDBOXIO_CONFIG)\n"
-	"  --audit-log PATH     append audit events (JSON Lines) to PATH, created 0600\n";
+	"  --audit-log PATH     append audit events (JSON Lines) to PATH, created 0600\n"
+	"  --daemon PATH        create, exec, rm and ls go through the daemon at PATH\n"
+	"                       (default $SANDBOXIO_DAEMON, else " CLI_DAEMON_SOCKET "\n"
+	"                       when a daemon answers there; 'sandboxio daemon --help')\n"
+	"  --no-daemon          talk to the engine directly (or SANDBOXIO_DAEMON=none)\n";
 
 static const char usage_sandbox_opts[] =
 	"  --image REF          image (default " CLI_DEFAULT_IMAGE ")\n"
@@ -427,6 +433,10 @@ static int help(int argc, char **argv, int i)
 		cli_code_usage(0);
 		return 0;
 	}
+	if (i < argc && strcmp(argv[i], "daemon") == 0) {
+		cli_daemon_usage(0);
+		return 0;
+	}
 
 	if (i < argc && c == CMD_NONE) {
 		fprintf(stderr, "sandboxio: unknown command '%s'\n", argv[i]);
@@ -460,6 +470,8 @@ static int dispatch(struct cli_opts *o, int argc, char **argv)
 		return cmd_serve(o, argc, argv, i + 1);
 	if (strcmp(argv[i], "code") == 0)
 		return cmd_code(o, argc, argv, i + 1);
+	if (strcmp(argv[i], "daemon") == 0)
+		return cmd_daemon(o, argc, argv, i + 1);
 	o->cmd = lookup(argv[i]);
 	if (o->cmd == CMD_NONE) {
 		cli_print_error(o, SBX_EINVALID, "unknown command '%.64s' (see 'sandboxio --help')",

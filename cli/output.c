@@ -7,7 +7,9 @@
  * people read stderr. The program's output is arbitrary bytes, and JSON
  * strings must be UTF-8: util/json-text.c replaces invalid sequences and
  * the caller marks the field "lossy-utf8". JSON is always produced by
- * jansson.
+ * jansson. The daemon (cli/daemon.c) reuses the command's code on its
+ * clients' behalf: on its threads an error is captured, not printed, and
+ * the client prints it as its own.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,8 +31,26 @@ static void print_json_error(int code, const char *msg)
 	cli_print_json(o);
 }
 
+/* The daemon's capture of this thread's errors (cli_capture_errors()). */
+static __thread struct cli_capture *capture;
+
+void cli_capture_errors(struct cli_capture *c)
+{
+	if (c)
+		memset(c, 0, sizeof(*c));
+	capture = c;
+}
+
 static void report(const struct cli_opts *o, int code, const char *msg)
 {
+	if (capture) {
+		if (!capture->set) {
+			capture->set = 1;
+			capture->code = code;
+			snprintf(capture->msg, sizeof(capture->msg), "%s", msg);
+		}
+		return;
+	}
 	fprintf(stderr, "sandboxio: %s\n", msg);
 	fflush(stderr);
 	if (o && o->json)
