@@ -14,37 +14,59 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "cli/dclient.h"
 #include "util/json-text.h"
+
+/* One id's removal, directly (b) or through the daemon; -1 with *code and msg. */
+static int remove_one(sbx_backend *b, const char *id, int *code, char *msg, size_t size)
+{
+	sbx_sandbox *s = NULL;
+	const sbx_error *e;
+
+	if (!b)
+		return cli_daemon_kill(id, code, msg, size);
+	if (sbx_sandbox_open(&s, b, id) == 0 && sbx_sandbox_close(s) == 0)
+		return 0;
+	e = sbx_error_last();
+	*code = e->code;
+	snprintf(msg, size, "%s", e->message);
+	return -1;
+}
 
 int cmd_rm(const struct cli_opts *o)
 {
 	json_t *removed = json_array(), *errors = json_array();
 	sbx_backend *b = NULL;
-	int rc, failed = 0;
+	int rc, failed = 0, dfd = -1;
 
 	if (o->nargs < 1) {
 		cli_print_error(o, SBX_EINVALID, "rm: give at least one sandbox ID");
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
-	rc = cli_backend_open(o, NULL, &b);
+	rc = cli_daemon_open(o, &dfd);
+	if (rc)
+		goto out;
+	if (dfd >= 0)
+		close(dfd); /* each removal is a request of its own */
+	else
+		rc = cli_backend_open(o, NULL, &b);
 	if (rc)
 		goto out;
 	for (int i = 0; i < o->nargs; i++) {
 		const char *id = o->args[i];
-		sbx_sandbox *s = NULL;
+		char msg[1024];
+		int code;
 
-		if (sbx_sandbox_open(&s, b, id) < 0 || sbx_sandbox_close(s) < 0) {
-			const sbx_error *e = sbx_error_last();
-
-			fprintf(stderr, "sandboxio: %s\n", e->message);
-			json_array_append_new(errors,
-					      json_pack("{s:s?, s:s?, s:i}", "id", id, "error",
-							e->message, "code", e->code));
+		if (remove_one(b, id, &code, msg, sizeof(msg)) < 0) {
+			fprintf(stderr, "sandboxio: %s\n", msg);
+			json_array_append_new(errors, json_pack("{s:s?, s:s?, s:i}", "id", id,
+								"error", msg, "code", code));
 			failed = 1;
 			continue;
 		}
@@ -150,7 +172,7 @@ int cmd_ls(const struct cli_opts *o)
 {
 	json_t *rows = json_array();
 	sbx_backend *b = NULL;
-	int rc;
+	int rc, dfd = -1;
 
 	if (o->nargs > 0) {
 		cli_print_error(o, SBX_EINVALID, "ls takes no arguments (got '%.64s')", o->args[0]);
@@ -158,15 +180,26 @@ int cmd_ls(const struct cli_opts *o)
 		goto out;
 	}
 	rc = check_tenant(o);
+	if (!rc)
+		rc = cli_daemon_open(o, &dfd);
 	if (rc)
 		goto out;
-	rc = cli_backend_open(o, NULL, &b);
-	if (rc)
-		goto out;
-	if (!rows || sbx_backend_list(b, o->tenant, collect, rows) < 0) {
-		cli_print_lib_error(o);
-		rc = CLI_EXIT_FAIL;
-		goto out;
+	if (dfd >= 0) {
+		json_decref(rows);
+		rows = NULL;
+		rc = cli_daemon_list(o, dfd, &rows);
+		close(dfd);
+		if (rc)
+			goto out;
+	} else {
+		rc = cli_backend_open(o, NULL, &b);
+		if (rc)
+			goto out;
+		if (!rows || sbx_backend_list(b, o->tenant, collect, rows) < 0) {
+			cli_print_lib_error(o);
+			rc = CLI_EXIT_FAIL;
+			goto out;
+		}
 	}
 	if (o->json) {
 		rc = cli_print_json(json_incref(rows)) < 0 ? CLI_EXIT_FAIL : 0;

@@ -56,7 +56,9 @@ enum opt_id {
 	O_AUDIT_LOG,
 	O_BACKEND,
 	O_INTERACTIVE,
-	O_TTY
+	O_TTY,
+	O_DAEMON,
+	O_NO_DAEMON
 };
 
 #define BIT(id) (1ull << (id))
@@ -99,11 +101,13 @@ static const struct opt opts[] = {
 	{"backend", O_BACKEND, 1},
 	{"interactive", O_INTERACTIVE, 0},
 	{"tty", O_TTY, 0},
+	{"daemon", O_DAEMON, 1},
+	{"no-daemon", O_NO_DAEMON, 0},
 };
 
 #define M_COMMON                                                                                   \
 	(BIT(O_JSON) | BIT(O_SOCKET) | BIT(O_HOSTS_FILE) | BIT(O_CONFIG) | BIT(O_AUDIT_LOG) |      \
-	 BIT(O_HELP) | BIT(O_BACKEND))
+	 BIT(O_HELP) | BIT(O_BACKEND) | BIT(O_DAEMON) | BIT(O_NO_DAEMON))
 #define M_LIMITS (0ull SBX__LIMIT_KINDS(LIMIT_BIT))
 #define M_SANDBOX                                                                                  \
 	(M_COMMON | BIT(O_IMAGE) | BIT(O_TIMEOUT) | BIT(O_CREATE_TIMEOUT) | M_LIMITS |             \
@@ -279,6 +283,12 @@ static int store(struct cli_opts *o, enum opt_id id, const char *val)
 		break;
 	case O_TTY:
 		o->tty = 1;
+		break;
+	case O_DAEMON:
+		o->daemon = val;
+		break;
+	case O_NO_DAEMON:
+		o->no_daemon = 1;
 		break;
 	}
 	return 0;

@@ -21,13 +21,16 @@
  * engine failed), 128+N (signal N to us).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "cli/dclient.h"
 #include "util/json-text.h"
 
 #define CLI_EXIT_PIPE 141 /* our stdout went away: as a shell reports SIGPIPE */
@@ -42,9 +45,9 @@ struct stream_ctx {
 /* What the report needs to know besides the result. */
 struct run_info {
 	const char *id;
-	const sbx_backend *b;
+	uint64_t spans_dropped; /* sbx_backend_spans_dropped() when reported */
 	const char *backend;
-	sbx_tier tier;
+	const char *tier; /* its name, or NULL */
 	int64_t memory_cap;
 	int64_t output_cap;
 	uint64_t timeout_ms;
@@ -108,19 +111,18 @@ static int print_result_json(const sbx_result *r, const struct run_info *ri)
 	o = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:o, s:o, s:b, s:b, s:I, s:I, s:I, s:I, s:I, "
 		      "s:I}",
 		      "sandbox_id", ri->id, "backend", ri->backend, "tier",
-		      sbx_tier_name(ri->tier) ? sbx_tier_name(ri->tier) : "unknown", "status",
-		      sbx_run_status_name(r->status), "exit_code", r->exit_code, "signal",
-		      r->term_signal, "stdout", out, "stderr", err, "stdout_truncated",
-		      r->stdout_truncated != 0, "stderr_truncated", r->stderr_truncated != 0,
-		      "stdout_bytes", (json_int_t)r->stdout_total, "stderr_bytes",
-		      (json_int_t)r->stderr_total, "duration_ms", (json_int_t)r->duration_ms,
-		      "cpu_user_us", (json_int_t)r->cpu_user_us, "cpu_system_us",
-		      (json_int_t)r->cpu_system_us, "max_rss_kb", (json_int_t)r->max_rss_kb);
+		      ri->tier ? ri->tier : "unknown", "status", sbx_run_status_name(r->status),
+		      "exit_code", r->exit_code, "signal", r->term_signal, "stdout", out, "stderr",
+		      err, "stdout_truncated", r->stdout_truncated != 0, "stderr_truncated",
+		      r->stderr_truncated != 0, "stdout_bytes", (json_int_t)r->stdout_total,
+		      "stderr_bytes", (json_int_t)r->stderr_total, "duration_ms",
+		      (json_int_t)r->duration_ms, "cpu_user_us", (json_int_t)r->cpu_user_us,
+		      "cpu_system_us", (json_int_t)r->cpu_system_us, "max_rss_kb",
+		      (json_int_t)r->max_rss_kb);
 	if (!o)
 		return -1;
 	json_object_set_new(o, "limits_hit", limits_hit(r->limits_hit));
-	json_object_set_new(o, "spans_dropped",
-			    json_integer((json_int_t)sbx_backend_spans_dropped(ri->b)));
+	json_object_set_new(o, "spans_dropped", json_integer((json_int_t)ri->spans_dropped));
 	if (out_lossy)
 		json_object_set_new(o, "stdout_encoding", json_string("lossy-utf8"));
 	if (err_lossy)
@@ -280,9 +282,8 @@ static int oneshot(const struct cli_opts *o, const struct oneshot *job)
 		goto out;
 	}
 	ri.id = id;
-	ri.b = b;
 	ri.backend = sbx_backend_name(b);
-	ri.tier = sbx_sandbox_tier(s);
+	ri.tier = sbx_tier_name(sbx_sandbox_tier(s));
 	sp = sbx_sandbox_policy(s); /* merged with the operator config */
 	ri.memory_cap = sbx_policy_limit(sp, SBX_LIMIT_MEMORY);
 	ri.output_cap = sbx_policy_limit(sp, SBX_LIMIT_OUTPUT);
@@ -319,8 +320,10 @@ static int oneshot(const struct cli_opts *o, const struct oneshot *job)
 		rc = interrupted(o, "the sandbox was removed");
 	else if (ctx.broken)
 		rc = CLI_EXIT_PIPE;
-	else if (!rc)
+	else if (!rc) {
+		ri.spans_dropped = sbx_backend_spans_dropped(b);
 		rc = report(o, r, &ri, &ctx);
+	}
 out:
 	sbx_result_free(r);
 	sbx_sandbox_close(s);
@@ -399,6 +402,52 @@ int cmd_run_code(const struct cli_opts *o)
 	return rc;
 }
 
+/* exec through the daemon (cli/dclient.c): the same report from its answer. */
+static int exec_daemon(const struct cli_opts *o, int fd, json_t *req)
+{
+	struct stream_ctx ctx = {.json = o->json};
+	struct run_info ri = {0};
+	struct cli_dexec_info info;
+	json_t *reply = NULL;
+	sbx_result r = {0};
+	int in = -1, rc;
+
+	if (o->stdin_path) {
+		in = strcmp(o->stdin_path, "-") == 0 ? STDIN_FILENO
+						     : open(o->stdin_path, O_RDONLY | O_CLOEXEC);
+		if (in < 0) {
+			json_decref(req);
+			cli_print_error(o, errno == ENOENT ? SBX_ENOTFOUND : SBX_EINVALID, "%s: %s",
+					o->stdin_path, strerror(errno));
+			return CLI_EXIT_FAIL;
+		}
+	}
+	rc = cli_daemon_exec(o, fd, req, in, on_output, &ctx, &r, &info, &reply);
+	if (in > STDIN_FILENO)
+		close(in);
+	if (cli_signal_pending()) {
+		rc = interrupted(o, "the run was canceled, which removed its sandbox");
+	} else if (ctx.broken) {
+		rc = CLI_EXIT_PIPE;
+	} else if (rc == 0) {
+		ri.id = o->id;
+		ri.spans_dropped = info.spans_dropped;
+		ri.backend = info.backend;
+		ri.tier = info.tier;
+		ri.memory_cap = info.memory_cap;
+		ri.output_cap = info.output_cap;
+		ri.timeout_ms = info.timeout_ms;
+		ri.what = o->args[0];
+		rc = report(o, &r, &ri, &ctx);
+	} else if (rc < 0) {
+		rc = CLI_EXIT_FAIL;
+	}
+	free(r.stdout_data);
+	free(r.stderr_data);
+	json_decref(reply);
+	return rc;
+}
+
 int cmd_exec(const struct cli_opts *o)
 {
 	sbx_run_options ro;
@@ -411,6 +460,7 @@ int cmd_exec(const struct cli_opts *o)
 	uint64_t tmo = 0;
 	char *in = NULL;
 	size_t in_len = 0;
+	json_t *req;
 	int rc, lrc;
 
 	if (!o->id || o->nargs < 1) {
@@ -428,6 +478,20 @@ int cmd_exec(const struct cli_opts *o)
 		cli_print_error(o, SBX_ERROR, "cannot install signal handlers");
 		return CLI_EXIT_FAIL;
 	}
+	/* Secrets never leave this process: their runs go direct. */
+	if (!o->secrets && (req = cli_daemon_exec_request(o, tmo))) {
+		int dfd;
+
+		rc = cli_daemon_open(o, &dfd);
+		if (!rc && dfd >= 0) {
+			rc = exec_daemon(o, dfd, req);
+			close(dfd);
+			return rc;
+		}
+		json_decref(req);
+		if (rc)
+			return rc;
+	}
 	if (o->stdin_path) {
 		rc = read_input(o, o->stdin_path, &in, &in_len);
 		if (rc)
@@ -443,9 +507,8 @@ int cmd_exec(const struct cli_opts *o)
 	}
 	pol = sbx_sandbox_policy(s);
 	ri.id = o->id;
-	ri.b = b;
 	ri.backend = sbx_backend_name(b);
-	ri.tier = sbx_sandbox_tier(s);
+	ri.tier = sbx_tier_name(sbx_sandbox_tier(s));
 	ri.memory_cap = sbx_policy_limit(pol, SBX_LIMIT_MEMORY);
 	ri.output_cap = sbx_policy_limit(pol, SBX_LIMIT_OUTPUT);
 	ri.timeout_ms = tmo ? tmo : sbx_policy_timeout_ms(pol, SBX_TIMEOUT_RUN);
@@ -485,6 +548,7 @@ int cmd_exec(const struct cli_opts *o)
 		cli_print_lib_error(o);
 		rc = CLI_EXIT_FAIL;
 	} else {
+		ri.spans_dropped = sbx_backend_spans_dropped(b);
 		rc = report(o, r, &ri, &ctx);
 	}
 out:
@@ -495,18 +559,80 @@ out:
 	return rc;
 }
 
+/* create through the daemon: signals held back as a direct create holds
+ * them, and a sandbox nobody learns of removed. */
+static int create_daemon(const struct cli_opts *o, int fd, json_t *req)
+{
+	struct cli_dcreate_info ci;
+	json_t *reply = NULL;
+	char err[1024];
+	int rc, code;
+
+	if (cli_signals_install() < 0) {
+		json_decref(req);
+		cli_print_error(o, SBX_ERROR, "cannot install signal handlers");
+		return CLI_EXIT_FAIL;
+	}
+	cli_signals_block();
+	rc = cli_daemon_create(o, fd, req, &reply);
+	if (!rc && cli_dreply_create(reply, &ci, err, sizeof(err)) < 0) {
+		cli_print_error(o, SBX_EENGINE, "%s", err);
+		rc = CLI_EXIT_FAIL;
+	}
+	cli_signals_unblock();
+	if (rc) {
+		json_decref(reply);
+		return rc;
+	}
+	cli_signals_block();
+	if (cli_signal_pending()) {
+		cli_daemon_kill(ci.id, &code, err, sizeof(err));
+		json_decref(reply);
+		return interrupted(o, "the sandbox was removed");
+	}
+	if (o->json)
+		rc = cli_print_json(json_pack("{s:s, s:s, s:s, s:s, s:I}", "sandbox_id", ci.id,
+					      "backend", ci.backend, "tier", ci.tier, "tenant",
+					      ci.tenant, "spans_dropped",
+					      (json_int_t)ci.spans_dropped));
+	else
+		rc = printf("%s\n", ci.id) < 0 || fflush(stdout) == EOF ? -1 : 0;
+	if (rc < 0) {
+		/* Nobody learnt the id: the sandbox would only wait for its deadline. */
+		cli_daemon_kill(ci.id, &code, err, sizeof(err));
+		rc = CLI_EXIT_FAIL;
+	}
+	json_decref(reply);
+	return rc;
+}
+
 int cmd_create(const struct cli_opts *o)
 {
 	sbx_config *cfg = NULL;
 	sbx_policy *p = NULL, *eff = NULL;
 	sbx_backend *b = NULL;
 	sbx_sandbox *s = NULL;
+	json_t *req;
 	int rc;
 
 	if (o->nargs > 0) {
 		cli_print_error(o, SBX_EINVALID, "create takes no COMMAND (got '%.64s'); use exec",
 				o->args[0]);
 		return CLI_EXIT_FAIL;
+	}
+	req = cli_daemon_create_request(o);
+	if (req) {
+		int dfd;
+
+		rc = cli_daemon_open(o, &dfd);
+		if (!rc && dfd >= 0) {
+			rc = create_daemon(o, dfd, req);
+			close(dfd);
+			return rc;
+		}
+		json_decref(req);
+		if (rc)
+			return rc;
 	}
 	rc = cli_config_load(o, &cfg);
 	if (!rc)
