@@ -178,7 +178,7 @@ inside man -w sandboxio >/dev/null 2>&1 && inside man -w 5 sandboxio-config >/de
 	fail "a man page is missing"
 inside python3 -c 'import sandboxio, sys; sys.exit(0 if sandboxio.Sandbox else 1)' >"$work/py.out" 2>&1 &&
 	ok "python3 imports sandboxio from python3-sandboxio" || fail "import sandboxio: $(cat "$work/py.out")"
-for u in sandboxio-serve.service sandboxio-reap.service sandboxio-reap.timer; do
+for u in sandboxio-serve.service sandboxio-daemon.service sandboxio-reap.service sandboxio-reap.timer; do
 	[ -f "$rootfs/lib/systemd/system/$u" ] || fail "$u is not installed"
 	[ ! -e "$rootfs/etc/systemd/system/multi-user.target.wants/$u" ] &&
 		[ ! -e "$rootfs/etc/systemd/system/timers.target.wants/$u" ] ||

@@ -2,7 +2,7 @@
 # test_units.sh: the systemd units that ship with sandboxio.
 #
 # - `systemd-analyze verify` accepts sandboxio-serve.service,
-#   sandboxio-reap.service and sandboxio-reap.timer, with ExecStart pointing
+#   sandboxio-daemon.service, sandboxio-reap.service and sandboxio-reap.timer, with ExecStart pointing
 #   at the built command and the man pages of Documentation= findable (no
 #   daemon is needed; skipped, and said so, where systemd-analyze is absent);
 # - the timer fires every five minutes and starts the reap service, and no
@@ -10,6 +10,11 @@
 # - the server's hardening is there: a user of its own, no capabilities,
 #   NoNewPrivileges, ProtectSystem=strict, ProtectHome, PrivateTmp; and
 #   `systemd-analyze security --offline` rates it 2.0 or less;
+# - the daemon's unit runs `sandboxio daemon` as root with exactly
+#   CAP_SYS_ADMIN, CAP_NET_ADMIN, CAP_SYS_PTRACE and CAP_CHOWN and
+#   NoNewPrivileges, no mount namespace (its disk mounts must be the host's)
+#   and no RuntimeDirectory= (systemd would chown and remove /run/sandboxio,
+#   where live sandboxes' disks are mounted);
 # - the egress drop-in adds exactly CAP_NET_ADMIN, CAP_SYS_ADMIN and
 #   CAP_SYS_PTRACE;
 # - neither unit hides /proc (ProtectProc=, ProcSubset=): the reaper judges
@@ -35,6 +40,7 @@ ok() { echo "ok: $*"; }
 key() { sed -n "s/^$2=//p" "$1"; }
 
 serve=$units/sandboxio-serve.service
+daemon=$units/sandboxio-daemon.service
 reap=$units/sandboxio-reap.service
 timer=$units/sandboxio-reap.timer
 
@@ -48,6 +54,16 @@ case $(key "$serve" ExecStart) in
 *) fail "sandboxio-serve.service: ExecStart is '$(key "$serve" ExecStart)'" ;;
 esac
 
+[ "$(key "$daemon" ExecStart)" = "/usr/bin/sandboxio daemon" ] &&
+	ok "the daemon's unit runs 'sandboxio daemon' on its default socket" ||
+	fail "sandboxio-daemon.service: ExecStart is '$(key "$daemon" ExecStart)'"
+[ "$(key "$daemon" CapabilityBoundingSet)" = "CAP_SYS_ADMIN CAP_NET_ADMIN CAP_SYS_PTRACE CAP_CHOWN" ] &&
+	grep -qx NoNewPrivileges=yes "$daemon" &&
+	ok "the daemon: CAP_SYS_ADMIN, CAP_NET_ADMIN, CAP_SYS_PTRACE, CAP_CHOWN, NoNewPrivileges" ||
+	fail "sandboxio-daemon.service: capabilities '$(key "$daemon" CapabilityBoundingSet)'"
+grep -Eq '^(RuntimeDirectory|ProtectSystem|ProtectHome|PrivateTmp|PrivateDevices|ReadOnlyPaths|ReadWritePaths|InaccessiblePaths|TemporaryFileSystem|BindPaths|ProtectKernelModules|ProtectKernelTunables|ProtectKernelLogs|ProtectControlGroups|PrivateMounts|MountFlags|DynamicUser)=' "$daemon" &&
+	fail "sandboxio-daemon.service has a mount namespace or a RuntimeDirectory of its own"
+
 # The server's hardening.
 for kv in DynamicUser=yes NoNewPrivileges=yes ProtectSystem=strict ProtectHome=yes PrivateTmp=yes \
 	PrivateDevices=yes CapabilityBoundingSet= AmbientCapabilities= SupplementaryGroups=docker; do
@@ -57,7 +73,7 @@ grep -q '^User=' "$serve" && fail "sandboxio-serve.service names a User= beside 
 [ "$(key "$reap" CapabilityBoundingSet)" = "CAP_SYS_ADMIN CAP_NET_ADMIN" ] ||
 	fail "sandboxio-reap.service: capabilities '$(key "$reap" CapabilityBoundingSet)'"
 grep -qx NoNewPrivileges=yes "$reap" || fail "sandboxio-reap.service lacks NoNewPrivileges=yes"
-for u in "$serve" "$reap" "$units/serve-egress.conf"; do
+for u in "$serve" "$daemon" "$reap" "$units/serve-egress.conf"; do
 	grep -Eq '^(ProtectProc|ProcSubset)=' "$u" && fail "$u hides /proc from the owner check"
 done
 grep -Eq '^(ProtectSystem|ProtectHome|PrivateTmp|PrivateDevices|ReadOnlyPaths|ReadWritePaths|InaccessiblePaths|TemporaryFileSystem|BindPaths|ProtectKernelModules|ProtectKernelTunables|ProtectKernelLogs|ProtectControlGroups|PrivateMounts|MountFlags)=' "$reap" &&
@@ -73,7 +89,7 @@ grep -q -- '--no-enable' debian/rules 2>/dev/null && grep -q -- '--no-start' deb
 if ! command -v systemd-analyze >/dev/null 2>&1; then
 	echo "skip: systemd-analyze is not installed (package systemd); not verified"
 else
-	for u in "$serve" "$reap" "$timer"; do
+	for u in "$serve" "$daemon" "$reap" "$timer"; do
 		sed "s|/usr/bin/sandboxio|$cli|" "$u" >"$work/units/$(basename "$u")"
 	done
 	# Documentation=man:sandboxio(1) must resolve: the pages, where man looks.
@@ -83,7 +99,7 @@ else
 	mv "$work/man/sandboxio-config.5" "$work/man/man5/"
 	if MANPATH=$work/man systemd-analyze verify "$work/units/"* >"$work/verify.out" 2>&1 &&
 		! grep -q . "$work/verify.out"; then
-		ok "systemd-analyze verify: the three units"
+		ok "systemd-analyze verify: the four units"
 	else
 		fail "systemd-analyze verify: $(cat "$work/verify.out")"
 	fi
