@@ -24,19 +24,15 @@
  * reaper removes it after its deadline whether the daemon lives or not.
  *
  * Access is the socket's file mode: its directory 0750 and the socket 0660
- * with group `sandboxio` (or --group), else 0700 and 0600 (root only). Each
- * connection's peer (SO_PEERCRED) is put into every audit event written on
- * its behalf. One request per connection, a thread each, at most
- * DAEMON_MAX_CONNS at once; the request must come within DAEMON_REQ_S
- * seconds. A run's client that goes away (or sends anything more) ends the
- * run, which kills the sandbox as an interrupted direct exec does. Runs in
- * one sandbox take turns (the API's rule: one thread per sandbox at a time).
+ * with group `sandboxio` (or --group), else 0700 and 0600 (root only). This
+ * file is the command: its options, the socket, the start (in the
+ * foreground, or --background) and the stop; the work, connection by
+ * connection, is cli/daemon-conn.c.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,18 +42,10 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "cli/cli.h"
-#include "cli/dclient.h"
-
-#define DAEMON_MAX_CONNS 256
-#define DAEMON_REQ_S 10		     /* the request must come within this */
-#define DAEMON_SEND_S 30	     /* a client that reads nothing this long is gone */
-#define DAEMON_STDIN_MAX (64u << 20) /* an exec's stdin, held until the run */
+#include "cli/daemon.h"
 
 static const char usage_daemon[] =
 	"usage: sandboxio [GLOBAL OPTIONS] daemon [--socket PATH] [--group NAME]\n"
@@ -90,64 +78,6 @@ void cli_daemon_usage(int to_stderr)
 	fflush(f);
 }
 
-/* A sandbox the daemon holds: created here (channel) or adopted (exec). */
-struct box {
-	struct box *next;
-	char *id;
-	sbx_sandbox *s;
-	pthread_mutex_t run; /* held across a run: runs take turns */
-	int refs, gone;
-};
-
-static struct {
-	pthread_mutex_t mu;
-	sbx_backend *b;
-	const sbx_config *cfg;
-	struct box *boxes;
-	int conns, stopping;
-	int audit_fd;
-} g = {.mu = PTHREAD_MUTEX_INITIALIZER, .audit_fd = -1};
-
-struct conn {
-	int fd;
-	struct ucred peer;
-};
-
-/* The client on whose behalf this thread works, for the audit. */
-static __thread const struct ucred *tl_peer;
-
-/* ===== Audit ===== */
-
-/* The library's event with "peer" added, written whole and synced. */
-static int audit_line(const char *line, size_t len, void *payload)
-{
-	char tail[128];
-	char *buf;
-	int n, rc = 0;
-
-	(void)payload;
-	if (g.audit_fd < 0)
-		return 0;
-	if (tl_peer && len > 2 && line[len - 1] == '}')
-		n = snprintf(tail, sizeof(tail),
-			     ",\"peer\":{\"pid\":%ld,\"uid\":%lu,\"gid\":%lu}}\n",
-			     (long)tl_peer->pid, (unsigned long)tl_peer->uid,
-			     (unsigned long)tl_peer->gid);
-	else
-		n = snprintf(tail, sizeof(tail), "%s\n", len ? "}" : "");
-	buf = malloc(len + (size_t)n);
-	if (!buf)
-		return -1;
-	memcpy(buf, line, len - (len ? 1 : 0));
-	memcpy(buf + len - (len ? 1 : 0), tail, (size_t)n);
-	if (write(g.audit_fd, buf, len - (len ? 1 : 0) + (size_t)n) !=
-		    (ssize_t)(len - (len ? 1 : 0) + (size_t)n) ||
-	    fdatasync(g.audit_fd) < 0)
-		rc = -1;
-	free(buf);
-	return rc;
-}
-
 /* The file of --audit-log, as the library would accept it: a regular file of
  * ours that grants group and others nothing. */
 static int audit_open(const struct cli_opts *o)
@@ -165,624 +95,11 @@ static int audit_open(const struct cli_opts *o)
 			close(fd);
 		return -1;
 	}
-	g.audit_fd = fd;
+	cli_dstate.audit_fd = fd;
 	return 0;
-}
-
-/* ===== Frames ===== */
-
-/* Sends j (taken) as the REPLY. */
-static int reply(int fd, json_t *j)
-{
-	char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	int rc = text ? cli_dsend_frame(fd, CLI_D_REPLY, text, strlen(text)) : -1;
-
-	free(text);
-	json_decref(j);
-	return rc;
-}
-
-static int reply_error(int fd, int code, const char *msg)
-{
-	json_t *j = json_pack("{s:b, s:i, s:s}", "ok", 0, "code", code, "error", msg);
-
-	if (!j) /* msg was not UTF-8: it may quote input */
-		j = json_pack("{s:b, s:i, s:s}", "ok", 0, "code", code, "error",
-			      "the error message is not UTF-8");
-	return reply(fd, j);
-}
-
-static int reply_lib_error(int fd)
-{
-	const sbx_error *e = sbx_error_last();
-	int code = e->code ? e->code : SBX_ERROR;
-
-	return reply_error(fd, code, e->message[0] ? e->message : sbx_strerror(code));
-}
-
-static int reply_capture(int fd, const struct cli_capture *cap)
-{
-	return reply_error(fd, cap->set ? cap->code : SBX_ERROR,
-			   cap->set ? cap->msg : "the daemon failed without a message");
-}
-
-/* ===== Boxes ===== */
-
-static void box_unref(struct box *bx)
-{
-	int last;
-
-	pthread_mutex_lock(&g.mu);
-	last = --bx->refs == 0;
-	pthread_mutex_unlock(&g.mu);
-	if (!last)
-		return;
-	sbx_sandbox_detach(bx->s); /* NULL after a close */
-	pthread_mutex_destroy(&bx->run);
-	free(bx->id);
-	free(bx);
-}
-
-/* Adds s to the registry with a reference for the caller (mu held). */
-static struct box *box_add_locked(sbx_sandbox *s)
-{
-	struct box *bx = calloc(1, sizeof(*bx));
-
-	if (!bx || !(bx->id = strdup(sbx_sandbox_id(s)))) {
-		free(bx);
-		return NULL;
-	}
-	bx->s = s;
-	pthread_mutex_init(&bx->run, NULL);
-	bx->refs = 2;
-	bx->next = g.boxes;
-	g.boxes = bx;
-	return bx;
-}
-
-static struct box *find_locked(const char *id)
-{
-	for (struct box *bx = g.boxes; bx; bx = bx->next)
-		if (!bx->gone && strcmp(bx->id, id) == 0)
-			return bx;
-	return NULL;
-}
-
-/* Takes bx out of the registry (mu held); 1 when this call did, and so
- * owns closing it. */
-static int retire_locked(struct box *bx)
-{
-	if (bx->gone)
-		return 0;
-	bx->gone = 1;
-	for (struct box **p = &g.boxes; *p; p = &(*p)->next)
-		if (*p == bx) {
-			*p = bx->next;
-			bx->refs--;
-			break;
-		}
-	return 1;
-}
-
-/* The box of id with a reference, adopting a sandbox the daemon does not
- * hold yet; NULL with the library's error, or *oom. */
-static struct box *box_get(const char *id, int *oom)
-{
-	sbx_sandbox *s = NULL;
-	struct box *bx;
-
-	pthread_mutex_lock(&g.mu);
-	bx = find_locked(id);
-	if (bx)
-		bx->refs++;
-	pthread_mutex_unlock(&g.mu);
-	if (bx)
-		return bx;
-	if (sbx_sandbox_open(&s, g.b, id) < 0)
-		return NULL;
-	pthread_mutex_lock(&g.mu);
-	bx = find_locked(sbx_sandbox_id(s)); /* id was a prefix of one we hold */
-	if (bx) {
-		bx->refs++;
-		pthread_mutex_unlock(&g.mu);
-		sbx_sandbox_detach(s);
-		return bx;
-	}
-	bx = box_add_locked(s);
-	pthread_mutex_unlock(&g.mu);
-	if (!bx) {
-		sbx_sandbox_detach(s);
-		*oom = 1;
-	}
-	return bx;
-}
-
-/* Kills and removes bx (whoever retired it). Returns the close's result. */
-static int box_close(struct box *bx)
-{
-	int rc;
-
-	pthread_mutex_lock(&bx->run);
-	rc = sbx_sandbox_close(bx->s);
-	bx->s = NULL;
-	pthread_mutex_unlock(&bx->run);
-	return rc;
-}
-
-/* ===== Requests ===== */
-
-/* An exec's stdin: STDIN frames up to STDIN_EOF. -1 with err. */
-static int read_stdin(int fd, char **out, size_t *len, char *err, size_t esize)
-{
-	uint8_t hdr[CLI_D_HDR];
-	enum cli_dtype t;
-	size_t n;
-
-	*out = NULL;
-	*len = 0;
-	for (;;) {
-		char *grown;
-
-		if (cli_dread_full(fd, hdr, sizeof(hdr)) < 0) {
-			snprintf(err, esize, "the client went away before its stdin ended");
-			return -1;
-		}
-		if (cli_dframe_check(hdr, 0, &t, &n, err, esize) < 0)
-			return -1;
-		if (t == CLI_D_STDIN_EOF)
-			return 0;
-		if (t != CLI_D_STDIN) {
-			snprintf(err, esize, "expected STDIN or STDIN_EOF, got frame type 0x%02x",
-				 (unsigned)t);
-			return -1;
-		}
-		if (*len + n > DAEMON_STDIN_MAX) {
-			snprintf(err, esize, "standard input: more than the daemon's %u bytes",
-				 DAEMON_STDIN_MAX);
-			return -1;
-		}
-		grown = realloc(*out, *len + n + 1);
-		if (!grown) {
-			snprintf(err, esize, "out of memory");
-			return -1;
-		}
-		*out = grown;
-		if (cli_dread_full(fd, *out + *len, n) < 0) {
-			snprintf(err, esize, "the client went away before its stdin ended");
-			return -1;
-		}
-		*len += n;
-	}
-}
-
-struct exec_ctx {
-	int fd;
-	int broken; /* a write to the client failed */
-};
-
-static int on_output(int stream, const char *data, size_t len, void *payload)
-{
-	struct exec_ctx *x = payload;
-
-	while (len) {
-		size_t n = len > CLI_D_DATA_MAX ? CLI_D_DATA_MAX : len;
-
-		if (cli_dsend_frame(x->fd,
-				    stream == SBX_STREAM_STDERR ? CLI_D_STDERR : CLI_D_STDOUT, data,
-				    n) < 0) {
-			x->broken = 1;
-			return 1;
-		}
-		data += n;
-		len -= n;
-	}
-	return 0;
-}
-
-/* Watches a run's client: one that goes away, or sends anything more, ends
- * the run (the sandbox is killed, as an interrupted direct exec does). */
-struct watch {
-	int fd, stop[2];
-	sbx_sandbox *s;
-	pthread_t thread;
-	int fired;
-};
-
-static void *watch_main(void *arg)
-{
-	struct watch *w = arg;
-	struct pollfd p[2] = {{.fd = w->fd, .events = POLLIN | POLLRDHUP},
-			      {.fd = w->stop[0], .events = POLLIN}};
-
-	for (;;) {
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return NULL;
-		}
-		if (p[1].revents)
-			return NULL;
-		if (p[0].revents)
-			break;
-	}
-	__atomic_store_n(&w->fired, 1, __ATOMIC_SEQ_CST);
-	sbx_sandbox_kill(w->s);
-	return NULL;
-}
-
-static int watch_start(struct watch *w, int fd, sbx_sandbox *s)
-{
-	w->fd = fd;
-	w->s = s;
-	w->fired = 0;
-	if (pipe2(w->stop, O_CLOEXEC) < 0)
-		return -1;
-	if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
-		close(w->stop[0]);
-		close(w->stop[1]);
-		return -1;
-	}
-	return 0;
-}
-
-static int watch_stop(struct watch *w)
-{
-	while (write(w->stop[1], "q", 1) < 0 && errno == EINTR)
-		;
-	pthread_join(w->thread, NULL);
-	close(w->stop[0]);
-	close(w->stop[1]);
-	return __atomic_load_n(&w->fired, __ATOMIC_SEQ_CST);
-}
-
-static json_t *result_json(const sbx_result *r, sbx_sandbox *s, uint64_t timeout_ms)
-{
-	const sbx_policy *pol = sbx_sandbox_policy(s);
-	const char *tier = sbx_tier_name(sbx_sandbox_tier(s));
-
-	return json_pack(
-		"{s:b, s:i, s:i, s:i, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:s, s:s, "
-		"s:I, s:I, s:I, s:I}",
-		"ok", 1, "status", (int)r->status, "exit_code", r->exit_code, "signal",
-		r->term_signal, "stdout_truncated", r->stdout_truncated != 0, "stderr_truncated",
-		r->stderr_truncated != 0, "stdout_bytes", (json_int_t)r->stdout_total,
-		"stderr_bytes", (json_int_t)r->stderr_total, "duration_ms",
-		(json_int_t)r->duration_ms, "cpu_user_us", (json_int_t)r->cpu_user_us,
-		"cpu_system_us", (json_int_t)r->cpu_system_us, "max_rss_kb",
-		(json_int_t)r->max_rss_kb, "limits_hit", (int)r->limits_hit, "path", (int)r->path,
-		"backend", sbx_backend_name(g.b), "tier", tier ? tier : "unknown", "memory_cap",
-		(json_int_t)sbx_policy_limit(pol, SBX_LIMIT_MEMORY), "output_cap",
-		(json_int_t)sbx_policy_limit(pol, SBX_LIMIT_OUTPUT), "timeout_ms",
-		(json_int_t)(timeout_ms ? timeout_ms : sbx_policy_timeout_ms(pol, SBX_TIMEOUT_RUN)),
-		"spans_dropped", (json_int_t)sbx_backend_spans_dropped(g.b));
-}
-
-/* The run of one exec, with the box's turn held. Returns 1 when the client
- * went away (nothing more is sent). */
-static int run_in_box(const struct conn *c,
-		      const struct cli_dreq *rq,
-		      struct box *bx,
-		      const char *in,
-		      size_t in_len)
-{
-	struct exec_ctx x = {.fd = c->fd};
-	struct watch w;
-	sbx_run_options ro;
-	sbx_result *r = NULL;
-	int lrc, gone, mine = 0;
-
-	sbx_run_options_init(&ro, SBX_RUN_OPTIONS_VERSION);
-	ro.env = rq->env;
-	ro.workdir = rq->workdir;
-	ro.stdin_data = in;
-	ro.stdin_len = in_len;
-	ro.timeout_ms = rq->timeout_ms;
-	ro.on_output = on_output;
-	ro.payload = &x;
-	ro.raw_output = rq->raw_output;
-	if (watch_start(&w, c->fd, bx->s) < 0) {
-		reply_error(c->fd, SBX_ERROR, "daemon: cannot watch the client during the run");
-		return 0;
-	}
-	lrc = sbx_sandbox_run(&r, bx->s, (const char *const *)rq->argv, &ro);
-	gone = watch_stop(&w) || x.broken;
-	if (gone) {
-		/* The run cannot be stopped alone: its sandbox was killed. */
-		pthread_mutex_lock(&g.mu);
-		mine = retire_locked(bx);
-		pthread_mutex_unlock(&g.mu);
-		if (mine) {
-			sbx_sandbox_close(bx->s);
-			bx->s = NULL;
-		}
-	} else if (lrc < 0) {
-		reply_lib_error(c->fd);
-	} else {
-		reply(c->fd, result_json(r, bx->s, rq->timeout_ms));
-	}
-	sbx_result_free(r);
-	return gone;
-}
-
-static void do_exec(const struct conn *c, const struct cli_dreq *rq)
-{
-	char err[256], *in = NULL;
-	size_t in_len = 0;
-	struct box *bx;
-	int oom = 0;
-
-	if (rq->want_stdin && read_stdin(c->fd, &in, &in_len, err, sizeof(err)) < 0) {
-		reply_error(c->fd, SBX_EINVALID, err);
-		free(in);
-		return;
-	}
-	bx = box_get(rq->id, &oom);
-	if (!bx) {
-		if (oom)
-			reply_error(c->fd, SBX_ENOMEM, "out of memory");
-		else
-			reply_lib_error(c->fd);
-		free(in);
-		return;
-	}
-	pthread_mutex_lock(&bx->run);
-	if (!bx->s)
-		reply_error(c->fd, SBX_ENOTFOUND, "sandbox was removed while the run waited");
-	else
-		run_in_box(c, rq, bx, in, in_len);
-	pthread_mutex_unlock(&bx->run);
-	box_unref(bx);
-	free(in);
-}
-
-/* The create's options as the command line gives them (struct cli_opts). */
-static void create_opts(struct cli_opts *o, const struct cli_dreq *rq)
-{
-	memset(o, 0, sizeof(*o));
-	o->cmd = CMD_CREATE;
-	o->cmd_name = "create";
-	o->image = rq->image;
-	o->timeout = rq->timeout;
-	o->create_timeout = rq->create_timeout;
-	o->lifetime = rq->lifetime;
-	memcpy(o->limit, rq->limit, sizeof(o->limit));
-	o->tenant = rq->tenant;
-	o->workdir = rq->workdir;
-	o->tier = rq->tier;
-	o->env = rq->env;
-	o->env_n = rq->env_n;
-	o->allow = rq->allow;
-	o->allow_n = rq->allow_n;
-}
-
-static void do_create(const struct conn *c, const struct cli_dreq *rq)
-{
-	struct cli_capture cap;
-	struct cli_opts o;
-	sbx_policy *p = NULL, *eff = NULL;
-	sbx_sandbox *s = NULL;
-	struct box *bx = NULL;
-	int rc;
-
-	create_opts(&o, rq);
-	cli_capture_errors(&cap);
-	rc = cli_build_policy(&o, g.cfg, &p, &eff);
-	if (!rc)
-		rc = cli_ensure_image(&o, g.b, sbx_policy_image(eff));
-	if (!rc && sbx_sandbox_create(&s, g.b, p) < 0) {
-		cli_print_lib_error(&o);
-		rc = CLI_EXIT_FAIL;
-	}
-	cli_capture_errors(NULL);
-	sbx_policy_free(eff);
-	sbx_policy_free(p);
-	if (rc) {
-		reply_capture(c->fd, &cap);
-		return;
-	}
-	pthread_mutex_lock(&g.mu);
-	bx = box_add_locked(s);
-	pthread_mutex_unlock(&g.mu);
-	if (!bx) {
-		sbx_sandbox_close(s);
-		reply_error(c->fd, SBX_ENOMEM, "out of memory");
-		return;
-	}
-	if (reply(c->fd, json_pack("{s:b, s:s, s:s, s:s, s:s, s:I}", "ok", 1, "sandbox_id", bx->id,
-				   "backend", sbx_backend_name(g.b), "tier",
-				   sbx_tier_name(sbx_sandbox_tier(s)), "tenant",
-				   sbx_policy_tenant(sbx_sandbox_policy(s)), "spans_dropped",
-				   (json_int_t)sbx_backend_spans_dropped(g.b))) < 0) {
-		/* Nobody learnt the id: the sandbox would only wait for its deadline. */
-		int mine;
-
-		pthread_mutex_lock(&g.mu);
-		mine = retire_locked(bx);
-		pthread_mutex_unlock(&g.mu);
-		if (mine)
-			box_close(bx);
-	}
-	box_unref(bx);
-}
-
-static void do_kill(const struct conn *c, const struct cli_dreq *rq)
-{
-	struct box *bx;
-	int oom = 0, mine, rc;
-
-	bx = box_get(rq->id, &oom);
-	if (!bx) {
-		if (oom)
-			reply_error(c->fd, SBX_ENOMEM, "out of memory");
-		else
-			reply_lib_error(c->fd);
-		return;
-	}
-	pthread_mutex_lock(&g.mu);
-	mine = retire_locked(bx);
-	pthread_mutex_unlock(&g.mu);
-	if (!mine) {
-		reply_error(c->fd, SBX_ENOTFOUND, "sandbox is being removed already");
-		box_unref(bx);
-		return;
-	}
-	/* A run in flight ends now rather than at its deadline. */
-	if (pthread_mutex_trylock(&bx->run) == 0)
-		pthread_mutex_unlock(&bx->run);
-	else
-		sbx_sandbox_kill(bx->s);
-	rc = box_close(bx);
-	if (rc < 0)
-		reply_lib_error(c->fd);
-	else
-		reply(c->fd, json_pack("{s:b}", "ok", 1));
-	box_unref(bx);
-}
-
-static int collect(const sbx_sandbox_info *info, void *payload)
-{
-	json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "id", info->id, "tenant",
-				info->tenant, "image", info->image, "state", info->state, "created",
-				(json_int_t)info->created, "deadline", (json_int_t)info->deadline);
-
-	/* A label the engine hands back is not necessarily UTF-8: skip, never crash. */
-	if (row)
-		json_array_append_new(payload, row);
-	return 0;
-}
-
-static void do_list(const struct conn *c, const struct cli_dreq *rq)
-{
-	json_t *rows = json_array();
-
-	if (!rows) {
-		reply_error(c->fd, SBX_ENOMEM, "out of memory");
-		return;
-	}
-	if (sbx_backend_list(g.b, rq->tenant, collect, rows) < 0) {
-		json_decref(rows);
-		reply_lib_error(c->fd);
-		return;
-	}
-	reply(c->fd, json_pack("{s:b, s:o}", "ok", 1, "sandboxes", rows));
-}
-
-static void set_timeout(int fd, int opt, unsigned s)
-{
-	struct timeval tv = {.tv_sec = s};
-
-	setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv));
-}
-
-static void *conn_main(void *arg)
-{
-	struct conn *c = arg;
-	uint8_t hdr[CLI_D_HDR];
-	enum cli_dtype t = 0;
-	struct cli_dreq rq;
-	char err[256], *body = NULL;
-	size_t n = 0;
-
-	tl_peer = &c->peer;
-	if (cli_dread_full(c->fd, hdr, sizeof(hdr)) < 0)
-		goto out;
-	if (cli_dframe_check(hdr, 0, &t, &n, err, sizeof(err)) < 0 || t != CLI_D_REQUEST) {
-		reply_error(c->fd, SBX_EINVALID,
-			    t && t != CLI_D_REQUEST ? "the first frame must be a request" : err);
-		goto out;
-	}
-	body = malloc(n ? n : 1);
-	if (!body) {
-		reply_error(c->fd, SBX_ENOMEM, "out of memory");
-		goto out;
-	}
-	if (cli_dread_full(c->fd, body, n) < 0)
-		goto out;
-	set_timeout(c->fd, SO_RCVTIMEO, 0);
-	if (cli_dreq_parse(body, n, &rq, err, sizeof(err)) < 0) {
-		reply_error(c->fd, SBX_EINVALID, err);
-		goto out;
-	}
-	switch (rq.op) {
-	case CLI_DOP_CREATE:
-		do_create(c, &rq);
-		break;
-	case CLI_DOP_EXEC:
-		do_exec(c, &rq);
-		break;
-	case CLI_DOP_KILL:
-		do_kill(c, &rq);
-		break;
-	case CLI_DOP_LIST:
-		do_list(c, &rq);
-		break;
-	}
-	cli_dreq_free(&rq);
-out:
-	free(body);
-	close(c->fd);
-	free(c);
-	pthread_mutex_lock(&g.mu);
-	g.conns--;
-	pthread_mutex_unlock(&g.mu);
-	return NULL;
 }
 
 /* ===== The socket ===== */
-
-static void *accept_main(void *arg)
-{
-	int lfd = *(int *)arg;
-
-	for (;;) {
-		struct conn *c;
-		socklen_t len = sizeof(c->peer);
-		pthread_attr_t attr;
-		pthread_t t;
-		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC), rc;
-
-		if (fd < 0) {
-			if (__atomic_load_n(&g.stopping, __ATOMIC_SEQ_CST))
-				return NULL;
-			if (errno == EMFILE || errno == ENFILE || errno == ENOMEM ||
-			    errno == ENOBUFS) {
-				struct timespec ts = {.tv_nsec = 10000000};
-
-				nanosleep(&ts, NULL); /* a descriptor may come free */
-			}
-			continue;
-		}
-		c = calloc(1, sizeof(*c));
-		if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->peer, &len) < 0) {
-			free(c);
-			close(fd);
-			continue;
-		}
-		c->fd = fd;
-		set_timeout(fd, SO_RCVTIMEO, DAEMON_REQ_S);
-		set_timeout(fd, SO_SNDTIMEO, DAEMON_SEND_S);
-		pthread_mutex_lock(&g.mu);
-		rc = g.conns < DAEMON_MAX_CONNS ? 0 : -1;
-		if (!rc)
-			g.conns++;
-		pthread_mutex_unlock(&g.mu);
-		if (!rc) {
-			pthread_attr_init(&attr);
-			pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-			rc = pthread_create(&t, &attr, conn_main, c) ? -1 : 0;
-			pthread_attr_destroy(&attr);
-			if (rc) {
-				pthread_mutex_lock(&g.mu);
-				g.conns--;
-				pthread_mutex_unlock(&g.mu);
-			}
-		}
-		if (rc) {
-			close(fd);
-			free(c);
-		}
-	}
-}
 
 /* The group of --group, else `sandboxio` when it exists. 0: *gid set; 1:
  * none (root only); -1: --group names no group. */
@@ -1002,9 +319,9 @@ static int open_backend(struct cli_opts *o, const sbx_config *cfg)
 	}
 	bo.config = cfg;
 	bo.audit_path = NULL;
-	if (g.audit_fd >= 0)
-		bo.audit_cb = audit_line;
-	if (sbx_backend_open(&g.b, "docker", &bo) < 0) {
+	if (cli_dstate.audit_fd >= 0)
+		bo.audit_cb = cli_daemon_audit_line;
+	if (sbx_backend_open(&cli_dstate.b, "docker", &bo) < 0) {
 		cli_print_lib_error(o);
 		return -1;
 	}
@@ -1021,7 +338,7 @@ static int serve(const struct cli_opts *o,
 	pthread_t acc;
 	int sig = 0, conns;
 
-	if (pthread_create(&acc, NULL, accept_main, &lfd) != 0) {
+	if (pthread_create(&acc, NULL, cli_daemon_accept_main, &lfd) != 0) {
 		cli_print_error(o, SBX_ERROR, "daemon: cannot start a thread");
 		return CLI_EXIT_FAIL;
 	}
@@ -1042,28 +359,23 @@ static int serve(const struct cli_opts *o,
 	}
 	while (sig == 0 && sigwait(set, &sig) != 0)
 		sig = 0;
-	__atomic_store_n(&g.stopping, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&cli_dstate.stopping, 1, __ATOMIC_SEQ_CST);
 	shutdown(lfd, SHUT_RDWR);
 	pthread_join(acc, NULL);
 	close(lfd);
 	unlink(a->socket);
 	if (a->pid_file)
 		unlink(a->pid_file);
-	pthread_mutex_lock(&g.mu);
-	conns = g.conns;
-	pthread_mutex_unlock(&g.mu);
+	pthread_mutex_lock(&cli_dstate.mu);
+	conns = cli_dstate.conns;
+	pthread_mutex_unlock(&cli_dstate.mu);
 	if (conns) {
 		/* Runs in flight go on to their own deadlines, as when a creator
 		 * dies (docs/threat-model.md); their clients see us go. */
 		fflush(NULL);
 		_exit(sig < 0 ? CLI_EXIT_FAIL : 0);
 	}
-	while (g.boxes) {
-		struct box *bx = g.boxes;
-
-		g.boxes = bx->next;
-		box_unref(bx);
-	}
+	cli_daemon_boxes_free();
 	return sig < 0 ? CLI_EXIT_FAIL : 0;
 }
 
@@ -1106,7 +418,7 @@ int cmd_daemon(struct cli_opts *o, int argc, char **argv, int i)
 	rc = cli_config_load(o, &cfg);
 	if (rc)
 		goto out;
-	g.cfg = cfg;
+	cli_dstate.cfg = cfg;
 	if ((o->audit_log && audit_open(o) < 0) || open_backend(o, cfg) < 0 ||
 	    (lfd = listen_at(o, a.socket, grp == 0, gid)) < 0) {
 		rc = CLI_EXIT_FAIL;
@@ -1114,9 +426,9 @@ int cmd_daemon(struct cli_opts *o, int argc, char **argv, int i)
 	}
 	rc = serve(o, lfd, ready_fd, &a, &set);
 out:
-	sbx_backend_free(g.b);
+	sbx_backend_free(cli_dstate.b);
 	sbx_config_free(cfg);
-	if (g.audit_fd >= 0)
-		close(g.audit_fd);
+	if (cli_dstate.audit_fd >= 0)
+		close(cli_dstate.audit_fd);
 	return rc;
 }
