@@ -263,6 +263,9 @@ fi
 [ "$(via "$M" "$CLI" --daemon "$sock")" = channel ] &&
 	ok "--daemon PATH: through that daemon" || bad "--daemon PATH"
 
+out=$(S=secret-value-$$ D exec --secret S "$M" -- sh -c 'grep ^PPid: /proc/$PPID/status' 2>&1)
+[ "$out" = "$(printf 'PPid:\t0')" ] && ok "an exec with --secret goes direct" || bad "--secret" "$out"
+
 # ===== Audit: the client =====
 $PY - "$work/audit.log" $$ <<'EOF' && ok "the audit records the client's pid, uid and gid" || bad "audit peer"
 import json, sys
