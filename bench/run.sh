@@ -28,6 +28,8 @@
 #       tier (one-shot, and runs in a live sandbox over the channel), and
 #       against docker's own `--runtime=runsc` run and exec; idle memory of
 #       gvisor sandboxes as (f) measures it (root)
+#   (k) `sandboxio exec ID -- true` from the command line through the local
+#       daemon, against `docker exec` and the direct path (bench/daemon.sh)
 # Needs hyperfine, docker (CLI), python3-docker, dockerd and the default image.
 # Prints medians and ratios (sandboxio / peer); lower is better for sandboxio.
 set -eu
@@ -160,3 +162,5 @@ if [ "$(id -u)" = 0 ] && command -v node >/dev/null 2>&1 && [ -d tests/sdk/node_
 else
 	echo "== (h), (i) remote backends against the official SDKs: skipped (need root, node and tests/sdk/node_modules)"
 fi
+
+N=$N bench/daemon.sh
