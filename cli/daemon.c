@@ -206,39 +206,57 @@ struct daemon_args {
 	int background;
 };
 
+/* --NAME VALUE or --NAME=VALUE, as the other commands take them. */
 static int parse_args(struct cli_opts *o, struct daemon_args *a, int argc, char **argv, int i)
 {
-	for (; i < argc; i++) {
-		const char *arg = argv[i], **val = NULL;
+	static const char *const names[] = {"socket", "group", "pid-file", "background", "help"};
 
-		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+	while (i < argc) {
+		const char *arg = argv[i++], *name = arg + 2, *eq, *val = NULL, **dst = NULL;
+		size_t nlen, k;
+
+		if (strcmp(arg, "-h") == 0) {
 			o->help = 1;
 			continue;
 		}
-		if (strcmp(arg, "--background") == 0) {
-			a->background = 1;
-			continue;
-		}
-		if (strcmp(arg, "--socket") == 0)
-			val = &a->socket;
-		else if (strcmp(arg, "--group") == 0)
-			val = &a->group;
-		else if (strcmp(arg, "--pid-file") == 0)
-			val = &a->pid_file;
-		if (!val) {
-			cli_print_error(o, SBX_EINVALID,
-					"daemon: unknown argument '%.64s' (see 'sandboxio daemon "
-					"--help')",
+		if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+			cli_print_error(o, SBX_EINVALID, "daemon takes no arguments (got '%.64s')",
 					arg);
 			return CLI_EXIT_FAIL;
 		}
-		if (++i == argc || !argv[i][0]) {
-			cli_print_error(o, SBX_EINVALID, "daemon: %s needs a value", arg);
+		eq = strchr(name, '=');
+		nlen = eq ? (size_t)(eq - name) : strlen(name);
+		for (k = 0; k < 5; k++)
+			if (strlen(names[k]) == nlen && strncmp(names[k], name, nlen) == 0)
+				break;
+		if (k == 5) {
+			cli_print_error(
+				o, SBX_EINVALID,
+				"unknown option %.*s for 'daemon' (see 'sandboxio daemon --help')",
+				(int)(nlen + 2), arg);
 			return CLI_EXIT_FAIL;
 		}
-		*val = argv[i];
+		if (k >= 3) { /* flags */
+			if (eq) {
+				cli_print_error(o, SBX_EINVALID, "option --%s takes no value",
+						names[k]);
+				return CLI_EXIT_FAIL;
+			}
+			*(k == 3 ? &a->background : &o->help) = 1;
+			continue;
+		}
+		dst = k == 0 ? &a->socket : k == 1 ? &a->group : &a->pid_file;
+		if (eq)
+			val = eq + 1;
+		else if (i < argc)
+			val = argv[i++];
+		if (!val || !*val) {
+			cli_print_error(o, SBX_EINVALID, "option --%s needs a value", names[k]);
+			return CLI_EXIT_FAIL;
+		}
+		*dst = val;
 	}
-	if (a->pid_file && !a->background) {
+	if (a->pid_file && !a->background && !o->help) {
 		cli_print_error(o, SBX_EINVALID, "daemon: --pid-file goes with --background");
 		return CLI_EXIT_FAIL;
 	}
