@@ -365,13 +365,15 @@ kill -0 "$daemon_pid" && D --json ls --tenant "$T-main" | grep -q "$M" &&
 # ===== The daemon killed outright =====
 # K: served again after the restart, then ended by its init at its lifetime.
 # F: frozen (docker pause) so that its init cannot end it: the reaper must.
-K=$(D create --tenant "$T-kill" --lifetime 25 2>"$work/err")
-F=$(D create --tenant "$T-frozen" --lifetime 20 2>>"$work/err")
+F=$(D create --tenant "$T-frozen" --lifetime 30 2>"$work/err")
+curl -fsS -X POST --unix-socket /var/run/docker.sock "http://localhost/v1.41/containers/$F/pause" ||
+	bad "pause F"
+K=$(D create --tenant "$T-kill" --lifetime 25 2>>"$work/err")
 [ -n "$K" ] && [ -n "$F" ] && [ "$(via "$K" D)" = channel ] || bad "create K, F" "$(cat "$work/err")"
 kill -KILL "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null
 daemon_pid=
-[ "$(running "$K")" = True ] && [ "$(running "$F")" = True ] &&
+[ "$(running "$K")" = True ] && [ -n "$(running "$F")" ] &&
 	ok "SIGKILL of the daemon: its sandboxes live on" || bad "K after SIGKILL"
 [ "$(label "$K" owner-pid)" = 0 ] &&
 	[ "$(label "$K" deadline)" = $(($(label "$K" created) + 25)) ] &&
@@ -380,8 +382,6 @@ daemon_pid=
 N reap --dry-run --tenant "$T-kill" >"$work/out" 2>"$work/err"
 [ ! -s "$work/out" ] && grep -q "would reap 0 sandboxes" "$work/err" &&
 	ok "the reaper leaves them alone before their deadline" || bad "reap before deadline" "$(cat "$work/out" "$work/err")"
-curl -fsS -X POST --unix-socket /var/run/docker.sock "http://localhost/v1.41/containers/$F/pause" ||
-	bad "pause F"
 start_daemon || exit 1 # the socket the killed daemon left is replaced
 [ "$(D exec "$K" -- echo adopted 2>&1)" = adopted ] && [ "$(via "$K" D)" = exec ] &&
 	ok "a restarted daemon serves them again (adopted: through docker exec)" ||
@@ -398,6 +398,33 @@ N reap --tenant "$T-frozen" >"$work/out" 2>&1
 grep -q "^removed .*$T-frozen  deadline-passed" "$work/out" && [ -z "$(running "$F")" ] &&
 	ok "the reaper removes one its init could not end, once its deadline passed" ||
 	bad "reap after deadline" "$(cat "$work/out")"
+
+# ===== --background =====
+bsock=$work/bg/b.sock
+SANDBOXIO_INIT=$INIT "$CLI" daemon --socket "$bsock" --background --pid-file "$work/bg.pid" \
+	>"$work/out" 2>"$work/err"
+rc=$?
+bpid=$(cat "$work/bg.pid" 2>/dev/null)
+[ $rc = 0 ] && [ "$(cat "$work/out")" = ready ] && [ -n "$bpid" ] && kill -0 "$bpid" &&
+	SANDBOXIO_DAEMON=$bsock "$CLI" --json ls --tenant "$T-none" >/dev/null &&
+	ok "--background: ready, exit 0, a pid file of the live daemon, which serves" ||
+	bad "--background" "rc $rc $(cat "$work/out" "$work/err")"
+if [ -n "$bpid" ]; then
+	kill -TERM "$bpid"
+	for _ in $(seq 600); do # a hang guard
+		kill -0 "$bpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ ! -e "$bsock" ] && [ ! -e "$work/bg.pid" ] &&
+		ok "--background: SIGTERM removes the socket and the pid file" || bad "--background stop"
+fi
+SANDBOXIO_INIT=$INIT "$CLI" daemon --socket "$work/bg/$(printf 'x%.0s' $(seq 120)).sock" \
+	--background >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc = 125 ] && [ ! -s "$work/out" ] && grep -q "expected an absolute path of at most" "$work/err" &&
+	grep -q "it did not start" "$work/err" &&
+	ok "--background: a daemon that cannot start makes the command fail (125), saying why" ||
+	bad "--background failure" "rc $rc $(cat "$work/out" "$work/err")"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
