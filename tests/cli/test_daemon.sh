@@ -362,6 +362,32 @@ done
 kill -0 "$daemon_pid" && D --json ls --tenant "$T-main" | grep -q "$M" &&
 	ok "the daemon still serves after the hostile clients" || bad "daemon after hostile"
 
+# ===== SIGINT during a silent run, both ways =====
+I1=$(D create --tenant "$T-int" --lifetime 600)
+I2=$(N create --tenant "$T-int" --lifetime 600)
+for way in D N; do
+	id=$I1
+	[ $way = N ] && id=$I2
+	rm -f "$work/int.out"
+	$way exec "$id" -- sh -c 'echo started; exec sleep 1000' >"$work/int.out" 2>"$work/int.$way" &
+	cpid=$!
+	for _ in $(seq 1200); do # a hang guard: until the run has started
+		grep -q started "$work/int.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	kill -INT $cpid
+	wait $cpid
+	echo $? >"$work/int.rc.$way"
+done
+for _ in $(seq 1200); do # a hang guard: until both are removed
+	[ -z "$(running "$I1")" ] && [ -z "$(running "$I2")" ] && break
+	sleep 0.1
+done
+[ "$(cat "$work/int.rc.D")" = 130 ] && [ "$(cat "$work/int.rc.N")" = 130 ] &&
+	cmp -s "$work/int.D" "$work/int.N" && [ -z "$(running "$I1")" ] && [ -z "$(running "$I2")" ] &&
+	ok "both ways: SIGINT during a silent run: 130, the same message, the sandbox removed" ||
+	bad "SIGINT" "$(cat "$work/int.rc.D" "$work/int.D" "$work/int.rc.N" "$work/int.N") $(running "$I1") $(running "$I2")"
+
 # ===== The daemon killed outright =====
 # K: served again after the restart, then ended by its init at its lifetime.
 # F: frozen (docker pause) so that its init cannot end it: the reaper must.
