@@ -369,7 +369,15 @@ for way in D N; do
 	id=$I1
 	[ $way = N ] && id=$I2
 	rm -f "$work/int.out"
-	$way exec "$id" -- sh -c 'echo started; exec sleep 1000' >"$work/int.out" 2>"$work/int.$way" &
+	# the command itself in the background (not a function's subshell), so
+	# that the signal reaches it
+	if [ $way = D ]; then
+		SANDBOXIO_DAEMON=$sock "$CLI" exec "$id" -- sh -c 'echo started; exec sleep 1000' \
+			>"$work/int.out" 2>"$work/int.$way" &
+	else
+		SANDBOXIO_INIT=$INIT "$CLI" --no-daemon exec "$id" -- sh -c 'echo started; exec sleep 1000' \
+			>"$work/int.out" 2>"$work/int.$way" &
+	fi
 	cpid=$!
 	for _ in $(seq 1200); do # a hang guard: until the run has started
 		grep -q started "$work/int.out" 2>/dev/null && break
