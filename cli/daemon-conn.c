@@ -33,6 +33,9 @@
 #define DAEMON_REQ_S 10		     /* the request must come within this */
 #define DAEMON_SEND_S 30	     /* a client that reads nothing this long is gone */
 #define DAEMON_STDIN_MAX (64u << 20) /* an exec's stdin, held until the run */
+/* All the stdin held at once, across clients: without it, DAEMON_MAX_CONNS
+ * clients could make the daemon hold 16 GiB. */
+#define DAEMON_STDIN_TOTAL (128u << 20)
 
 /* A sandbox the daemon holds: created here (channel) or adopted (exec). */
 struct cli_dbox {
@@ -50,6 +53,9 @@ struct conn {
 	int fd;
 	struct ucred peer;
 };
+
+/* The stdin bytes held by all connections now (g.mu). */
+static size_t stdin_held;
 
 /* The client on whose behalf this thread works, for the audit. */
 static __thread const struct ucred *tl_peer;
@@ -228,7 +234,30 @@ static int box_close(struct cli_dbox *bx)
 
 /* ===== Requests ===== */
 
-/* An exec's stdin: STDIN frames up to STDIN_EOF. -1 with err. */
+/* Counts n more stdin bytes against DAEMON_STDIN_TOTAL; -1: over it. */
+static int stdin_reserve(size_t n)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&g.mu);
+	if (stdin_held + n <= DAEMON_STDIN_TOTAL) {
+		stdin_held += n;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&g.mu);
+	return rc;
+}
+
+static void stdin_release(size_t n)
+{
+	pthread_mutex_lock(&g.mu);
+	stdin_held -= n;
+	pthread_mutex_unlock(&g.mu);
+}
+
+/* An exec's stdin: STDIN frames up to STDIN_EOF. -1 with err. *len bytes
+ * are counted against DAEMON_STDIN_TOTAL, on failure too: the caller
+ * releases them. */
 static int read_stdin(int fd, char **out, size_t *len, char *err, size_t esize)
 {
 	uint8_t hdr[CLI_D_HDR];
@@ -258,13 +287,22 @@ static int read_stdin(int fd, char **out, size_t *len, char *err, size_t esize)
 				 DAEMON_STDIN_MAX);
 			return -1;
 		}
+		if (stdin_reserve(n) < 0) {
+			snprintf(err, esize,
+				 "standard input: the daemon holds its most (%u bytes) across its "
+				 "clients; try again later",
+				 DAEMON_STDIN_TOTAL);
+			return -1;
+		}
 		grown = realloc(*out, *len + n + 1);
 		if (!grown) {
+			stdin_release(n);
 			snprintf(err, esize, "out of memory");
 			return -1;
 		}
 		*out = grown;
 		if (cli_dread_full(fd, *out + *len, n) < 0) {
+			stdin_release(n);
 			snprintf(err, esize, "the client went away before its stdin ended");
 			return -1;
 		}
@@ -430,6 +468,7 @@ static void do_exec(const struct conn *c, const struct cli_dreq *rq)
 
 	if (rq->want_stdin && read_stdin(c->fd, &in, &in_len, err, sizeof(err)) < 0) {
 		reply_error(c->fd, SBX_EINVALID, err);
+		stdin_release(in_len);
 		free(in);
 		return;
 	}
@@ -439,6 +478,7 @@ static void do_exec(const struct conn *c, const struct cli_dreq *rq)
 			reply_error(c->fd, SBX_ENOMEM, "out of memory");
 		else
 			reply_lib_error(c->fd);
+		stdin_release(in_len);
 		free(in);
 		return;
 	}
@@ -449,6 +489,7 @@ static void do_exec(const struct conn *c, const struct cli_dreq *rq)
 		run_in_box(c, rq, bx, in, in_len);
 	pthread_mutex_unlock(&bx->run);
 	box_unref(bx);
+	stdin_release(in_len);
 	free(in);
 }
 

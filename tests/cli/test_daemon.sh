@@ -362,6 +362,61 @@ done
 kill -0 "$daemon_pid" && D --json ls --tenant "$T-main" | grep -q "$M" &&
 	ok "the daemon still serves after the hostile clients" || bad "daemon after hostile"
 
+# Standard input held for runs not yet started is bounded across clients,
+# not only per client: two clients each hold 64 MiB (no STDIN_EOF), and a
+# third's 64 MiB must be refused, naming the bound, not held on top.
+$PY - "$sock" "$M" <<'EOF' >"$work/stdin-total" 2>&1
+import json, socket, struct, sys
+path, mid = sys.argv[1], sys.argv[2]
+chunk = b"x" * 65536
+
+def frame(t, b):
+    return bytes([t]) + struct.pack(">I", len(b)) + b
+
+def read_frame(s):
+    h = b""
+    while len(h) < 5:
+        c = s.recv(5 - len(h))
+        if not c:
+            return None, None
+        h += c
+    n = struct.unpack(">I", h[1:])[0]
+    d = b""
+    while len(d) < n:
+        d += s.recv(n - len(d))
+    return h[0], d
+
+def holder(eof):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    req = {"op": "exec", "id": mid, "argv": ["true"], "stdin": True}
+    try:
+        s.sendall(frame(1, json.dumps(req).encode()))
+        for _ in range(1024):
+            s.sendall(frame(2, chunk))
+        if eof:
+            s.sendall(frame(3, b""))
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    return s
+
+held = [holder(False), holder(False)]
+c = holder(True)
+t, d = read_frame(c)
+assert t == 0x13, (t, d)
+j = json.loads(d)
+assert j["ok"] is False and "across its clients" in j["error"], j
+for s in held + [c]:
+    s.close()
+print("stdin total ok")
+EOF
+grep -q "stdin total ok" "$work/stdin-total" &&
+	ok "stdin held for runs is bounded across clients (a third 64 MiB refused)" ||
+	bad "stdin total" "$(tail -3 "$work/stdin-total" | tr '\n' '|')"
+kill -0 "$daemon_pid" && D exec "$M" -- true &&
+	ok "the daemon still serves after the stdin holders" || bad "daemon after stdin holders"
+
+
 # ===== SIGINT during a silent run, both ways =====
 I1=$(D create --tenant "$T-int" --lifetime 600)
 I2=$(N create --tenant "$T-int" --lifetime 600)
