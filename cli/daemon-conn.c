@@ -44,6 +44,7 @@ struct cli_dbox {
 	sbx_sandbox *s;
 	pthread_mutex_t run; /* held across a run: runs take turns */
 	int refs, gone;
+	unsigned gen; /* sweep_gen when it was added */
 };
 
 struct cli_dstate cli_dstate = {.mu = PTHREAD_MUTEX_INITIALIZER, .audit_fd = -1};
@@ -56,6 +57,9 @@ struct conn {
 
 /* The stdin bytes held by all connections now (g.mu). */
 static size_t stdin_held;
+
+/* The sweeps begun (g.mu): a box added during a sweep is not judged by it. */
+static unsigned sweep_gen;
 
 /* The client on whose behalf this thread works, for the audit. */
 static __thread const struct ucred *tl_peer;
@@ -158,6 +162,7 @@ static struct cli_dbox *box_add_locked(sbx_sandbox *s)
 	bx->s = s;
 	pthread_mutex_init(&bx->run, NULL);
 	bx->refs = 2;
+	bx->gen = sweep_gen;
 	bx->next = g.boxes;
 	g.boxes = bx;
 	return bx;
@@ -187,6 +192,70 @@ static int retire_locked(struct cli_dbox *bx)
 	return 1;
 }
 
+static int add_live(const sbx_sandbox_info *info, void *payload)
+{
+	/* An exited one's channel is dead too: its handle is only descriptors. */
+	if (strcmp(info->state, "exited") != 0 && strcmp(info->state, "dead") != 0)
+		json_array_append_new(payload, json_string(info->id));
+	return 0;
+}
+
+static int is_live(json_t *live, const char *id)
+{
+	size_t k, n = strlen(id);
+	json_t *v;
+
+	json_array_foreach(live, k, v)
+	{
+		const char *s = json_string_value(v);
+
+		if (s && strncmp(s, id, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Lets go of the boxes whose sandbox is gone (removed directly, by the
+ * reaper, or ended at its lifetime): each holds the channel's descriptors,
+ * and a daemon that lives long would run out of them. Their handles are
+ * detached, not closed: what is left of a sandbox is the reaper's. Called
+ * before a box is added; a failed listing sweeps nothing.
+ */
+static void sweep(void)
+{
+	json_t *live = json_array();
+	struct cli_dbox *dead = NULL, **p, *bx;
+	unsigned gen;
+
+	if (!live)
+		return;
+	pthread_mutex_lock(&g.mu);
+	gen = ++sweep_gen;
+	pthread_mutex_unlock(&g.mu);
+	if (sbx_backend_list(g.b, NULL, add_live, live) < 0) {
+		json_decref(live);
+		return;
+	}
+	pthread_mutex_lock(&g.mu);
+	for (p = &g.boxes; (bx = *p);) {
+		if (bx->gen >= gen || is_live(live, bx->id)) {
+			p = &bx->next;
+			continue;
+		}
+		*p = bx->next;
+		bx->gone = 1; /* the registry's reference is now this sweep's */
+		bx->next = dead;
+		dead = bx;
+	}
+	pthread_mutex_unlock(&g.mu);
+	json_decref(live);
+	while ((bx = dead)) {
+		dead = bx->next;
+		box_unref(bx);
+	}
+}
+
 /* The box of id with a reference, adopting a sandbox the daemon does not
  * hold yet; NULL with the library's error, or *oom. */
 static struct cli_dbox *box_get(const char *id, int *oom)
@@ -201,6 +270,7 @@ static struct cli_dbox *box_get(const char *id, int *oom)
 	pthread_mutex_unlock(&g.mu);
 	if (bx)
 		return bx;
+	sweep();
 	if (sbx_sandbox_open(&s, g.b, id) < 0)
 		return NULL;
 	pthread_mutex_lock(&g.mu);
@@ -523,6 +593,7 @@ static void do_create(const struct conn *c, const struct cli_dreq *rq)
 	int rc;
 
 	create_opts(&o, rq);
+	sweep();
 	cli_capture_errors(&cap);
 	rc = cli_build_policy(&o, g.cfg, &p, &eff);
 	if (!rc)

@@ -416,6 +416,30 @@ grep -q "stdin total ok" "$work/stdin-total" &&
 kill -0 "$daemon_pid" && D exec "$M" -- true &&
 	ok "the daemon still serves after the stdin holders" || bad "daemon after stdin holders"
 
+# ===== The boxes of sandboxes that are gone =====
+# A sandbox removed behind the daemon's back (directly, or by the reaper)
+# must not keep its channel's descriptors in the daemon forever: a daemon
+# that lives long would run out of them and stop serving.
+fds() { ls "/proc/$daemon_pid/fd" | wc -l; }
+base=$(fds) # at most one more: a connection just answered, being closed
+gone_ids=
+for _ in 1 2 3; do
+	gone_ids="$gone_ids $(D create --tenant "$T-swept" --lifetime 600)"
+done
+held=$(fds)
+# shellcheck disable=SC2086
+N rm $gone_ids >/dev/null
+G=$(D create --tenant "$T-swept" --lifetime 600)
+for _ in $(seq 300); do # a hang guard
+	[ "$(fds)" -le $((base + (held - base) / 3 + 1)) ] && break
+	sleep 0.1
+done
+now=$(fds)
+[ "$now" -le $((base + (held - base) / 3 + 1)) ] && [ "$held" -gt "$base" ] &&
+	ok "the daemon lets go of the sandboxes removed behind its back (fds $base, $held, $now)" ||
+	bad "descriptors of removed sandboxes kept" "fds: before $base, with 3 $held, after rm + 1 create $now"
+[ "$(via "$G" D)" = channel ] && ok "the sandbox made after the sweep keeps its channel" ||
+	bad "channel after sweep" "$(via "$G" D)"
 
 # ===== SIGINT during a silent run, both ways =====
 I1=$(D create --tenant "$T-int" --lifetime 600)
