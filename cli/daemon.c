@@ -128,6 +128,43 @@ static int answers(const char *path)
 }
 
 /*
+ * 0 when dir and every directory above it is root's or ours, and nobody
+ * else may write in it (or only as in /tmp: sticky). Else someone else
+ * could put their own socket at the path once ours is bound, or swap it
+ * for a link before its chown and chmod (which would then give the group a
+ * file of their choice).
+ */
+static int safe_dir(const struct cli_opts *o, const char *dir)
+{
+	char p[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	size_t n = strlen(dir), k = 0;
+	struct stat st;
+
+	do {
+		while (k < n && dir[k] == '/')
+			k++;
+		while (k < n && dir[k] != '/')
+			k++;
+		snprintf(p, sizeof(p), "%.*s", (int)(k ? k : 1), dir);
+		/* A link of root's or ours (/var/run) is judged by its target. */
+		if (lstat(p, &st) < 0 ||
+		    (S_ISLNK(st.st_mode) && (st.st_uid == 0 || st.st_uid == geteuid()) &&
+		     stat(p, &st) < 0))
+			st.st_mode = 0;
+		if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+		    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))) {
+			cli_print_error(
+				o, SBX_EDENIED,
+				"daemon: %s: not a directory of root's or ours that only its "
+				"owner may write in: someone else could replace the socket",
+				p);
+			return -1;
+		}
+	} while (k < n);
+	return 0;
+}
+
+/*
  * The listening socket at path: its directory made (0750, or 0700 without a
  * group) if missing, or, for the default socket, set so if it is ours; a
  * stale socket replaced, one that answers refused; the socket 0660 with
@@ -165,6 +202,8 @@ static int listen_at(const struct cli_opts *o, const char *path, int has_gid, gi
 		cli_print_error(o, SBX_ERROR, "daemon: %s: %s", dir, strerror(errno));
 		return -1;
 	}
+	if (safe_dir(o, dir) < 0)
+		return -1;
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
 			cli_print_error(o, SBX_EINVALID, "daemon: %s exists and is not a socket",
@@ -189,7 +228,7 @@ static int listen_at(const struct cli_opts *o, const char *path, int has_gid, gi
 		return -1;
 	}
 	umask(old);
-	if ((has_gid && (chown(path, (uid_t)-1, gid) < 0 || chmod(path, 0660) < 0)) ||
+	if ((has_gid && (lchown(path, (uid_t)-1, gid) < 0 || chmod(path, 0660) < 0)) ||
 	    listen(fd, 128) < 0) {
 		cli_print_error(o, SBX_ERROR, "daemon: %s: %s", path, strerror(errno));
 		close(fd);

@@ -191,6 +191,24 @@ extra_pids=
 [ $? = 125 ] && grep -q "no such group" "$work/err" && ok "--group of no group is refused" ||
 	bad "--group refusal" "$(cat "$work/err")"
 
+# A socket's directory (or one above it) that someone else may write in is
+# refused: they could put their own socket at the path once ours is bound,
+# or a link before its chmod. (--background: a daemon that starts anyway
+# must not hang the suite; it is stopped below.)
+mkdir -p "$work/theirs" "$work/open/sub"
+chown nobody "$work/theirs"
+chmod 0777 "$work/open"
+for d in theirs open/sub; do
+	rm -f "$work/evil.pid"
+	SANDBOXIO_INIT=$INIT "$CLI" daemon --socket "$work/$d/d.sock" --background \
+		--pid-file "$work/evil.pid" >"$work/out" 2>"$work/err"
+	rc=$?
+	[ -s "$work/evil.pid" ] && kill -TERM "$(cat "$work/evil.pid")"
+	[ $rc = 125 ] && grep -q "$work/${d%/sub}: not a directory of root's or ours that only its owner may write in" "$work/err" &&
+		ok "a socket under a directory others may write in is refused ($d)" ||
+		bad "unsafe socket directory $d" "rc $rc $(cat "$work/out" "$work/err")"
+done
+
 # ===== Both ways =====
 M=$(D create --tenant "$T-main" --max-output 4k --lifetime 900 2>"$work/err")
 [ -n "$M" ] && ok "create through the daemon" || bad "create" "$(cat "$work/err")"
