@@ -332,7 +332,7 @@ static int read_stdin(int fd, char **out, size_t *len, char *err, size_t esize)
 {
 	uint8_t hdr[CLI_D_HDR];
 	enum cli_dtype t;
-	size_t n;
+	size_t n, cap = 0;
 
 	*out = NULL;
 	*len = 0;
@@ -364,13 +364,22 @@ static int read_stdin(int fd, char **out, size_t *len, char *err, size_t esize)
 				 DAEMON_STDIN_TOTAL);
 			return -1;
 		}
-		grown = realloc(*out, *len + n + 1);
-		if (!grown) {
-			stdin_release(n);
-			snprintf(err, esize, "out of memory");
-			return -1;
+		/* Grown by doubling: one realloc per frame would copy the whole
+		 * input again for each of a client's small frames. */
+		if (*len + n + 1 > cap) {
+			size_t want = cap ? cap : CLI_D_DATA_MAX;
+
+			while (want < *len + n + 1)
+				want *= 2;
+			grown = realloc(*out, want);
+			if (!grown) {
+				stdin_release(n);
+				snprintf(err, esize, "out of memory");
+				return -1;
+			}
+			*out = grown;
+			cap = want;
 		}
-		*out = grown;
 		if (cli_dread_full(fd, *out + *len, n) < 0) {
 			stdin_release(n);
 			snprintf(err, esize, "the client went away before its stdin ended");
