@@ -478,8 +478,9 @@ int cmd_exec(const struct cli_opts *o)
 		cli_print_error(o, SBX_ERROR, "cannot install signal handlers");
 		return CLI_EXIT_FAIL;
 	}
-	/* Secrets never leave this process: their runs go direct. */
-	if (!o->secrets && (req = cli_daemon_exec_request(o, tmo))) {
+	/* Secrets never leave this process, and the daemon carries no terminal
+	 * or streamed stdin (-i, -t): those runs go direct. */
+	if (!o->secrets && !o->interactive && !o->tty && (req = cli_daemon_exec_request(o, tmo))) {
 		int dfd;
 
 		rc = cli_daemon_open(o, &dfd);
