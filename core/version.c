@@ -2,6 +2,7 @@
  * core/version.c: the library's version, its free(), and the initialisers
  * of the versioned option structs.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +28,13 @@ int sbx_backend_options_init(sbx_backend_options *opts, unsigned int version)
 		return sbx__error_set(SBX_EVERSION, SBX_ERRCLASS_CORE,
 				      "backend options version %u is not known (1..%u)", version,
 				      SBX_BACKEND_OPTIONS_VERSION);
-	memset(opts, 0, sizeof(*opts));
+	/* A caller built against an older header has an older, smaller
+	 * struct: only that version's fields are written. */
+	memset(opts, 0,
+	       version == 1   ? offsetof(sbx_backend_options, config)
+	       : version == 2 ? offsetof(sbx_backend_options, audit_path)
+	       : version == 3 ? offsetof(sbx_backend_options, hosts_file)
+			      : sizeof(*opts));
 	opts->version = version;
 	return 0;
 }
@@ -40,7 +47,11 @@ int sbx_run_options_init(sbx_run_options *opts, unsigned int version)
 		return sbx__error_set(SBX_EVERSION, SBX_ERRCLASS_CORE,
 				      "run options version %u is not known (1..%u)", version,
 				      SBX_RUN_OPTIONS_VERSION);
-	memset(opts, 0, sizeof(*opts));
+	/* As above: a version-1 or -2 struct ends before the fields of the next. */
+	memset(opts, 0,
+	       version == 1   ? offsetof(sbx_run_options, secrets)
+	       : version == 2 ? offsetof(sbx_run_options, pty)
+			      : sizeof(*opts));
 	opts->version = version;
 	return 0;
 }

@@ -44,6 +44,41 @@ static void assert_error(int rc, int code, const char *word)
 
 /* ===== Backends ===== */
 
+/*
+ * An options struct of an older version (a caller built against an older
+ * header, or the Python binding's) is smaller: init with that version
+ * writes only its fields, never the bytes after it.
+ */
+static void init_keeps_within(size_t size, int run, unsigned int version)
+{
+	unsigned char buf[512];
+
+	assert_true(size + 64 <= sizeof(buf));
+	memset(buf, 0xA5, sizeof(buf));
+	if (run)
+		assert_int_equal(sbx_run_options_init((sbx_run_options *)(void *)buf, version), 0);
+	else
+		assert_int_equal(
+			sbx_backend_options_init((sbx_backend_options *)(void *)buf, version), 0);
+	assert_int_equal(*(unsigned int *)(void *)buf, version);
+	for (size_t i = size; i < sizeof(buf); i++)
+		if (buf[i] != 0xA5)
+			fail_msg("%s options v%u: byte %zu past the struct's %zu written",
+				 run ? "run" : "backend", version, i, size);
+}
+
+static void test_core_sandbox_args__options_init_writes_only_its_version(void **state)
+{
+	(void)state;
+	init_keeps_within(offsetof(sbx_run_options, secrets), 1, 1);
+	init_keeps_within(offsetof(sbx_run_options, pty), 1, 2);
+	init_keeps_within(sizeof(sbx_run_options), 1, 3);
+	init_keeps_within(offsetof(sbx_backend_options, config), 0, 1);
+	init_keeps_within(offsetof(sbx_backend_options, audit_path), 0, 2);
+	init_keeps_within(offsetof(sbx_backend_options, hosts_file), 0, 3);
+	init_keeps_within(sizeof(sbx_backend_options), 0, 4);
+}
+
 static void test_core_sandbox_args__backend_open_version_zero(void **state)
 {
 	sbx_backend_options o = SBX_BACKEND_OPTIONS_INIT;
@@ -464,6 +499,7 @@ static void test_core_sandbox_args__version(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(options_init_writes_only_its_version),
 		T(backend_open_version_zero),
 		T(backend_open_version_newer),
 		T(backend_open_unknown_name),
