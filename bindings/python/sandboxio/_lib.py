@@ -93,10 +93,13 @@ class sbx_run_options(ctypes.Structure):
     _fields_ = [("version", c_uint), ("env", POINTER(c_char_p)), ("workdir", c_char_p),
                 ("stdin_data", c_void_p), ("stdin_len", c_size_t), ("timeout_ms", c_uint64),
                 ("on_output", sbx_output_cb), ("payload", c_void_p), ("secrets", c_void_p),
-                ("raw_output", c_int), ("traceparent", c_char_p)]
+                ("raw_output", c_int), ("traceparent", c_char_p),
+                # version 3: a terminal and streamed stdin (not used here)
+                ("pty", c_int), ("pty_rows", c_uint), ("pty_cols", c_uint),
+                ("stream_stdin", c_int), ("stdin_fd", c_int)]
 
 
-RUN_OPTIONS_VERSION = 2
+RUN_OPTIONS_VERSION = 3
 
 
 class sbx_result(ctypes.Structure):
