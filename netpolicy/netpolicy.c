@@ -10,6 +10,15 @@
  * ends by itself (its deadline) takes its link with its namespace; what it
  * leaves (its table, its DOCKER-USER rules) matches a link that no longer
  * exists and is removed by the next sweep.
+ *
+ * Those steps and a sweep must not interleave: a sweep that looked between
+ * two steps would take a sandbox's closed table (made before its link) for
+ * a leftover, or remove the rules that a closing sandbox was removing. The
+ * sweep may be another process's (`sandboxio reap` beside running jobs)
+ * or another engine's on the same host, whose idea of which sandboxes are
+ * alive is not this one's. So every step that changes a sandbox's pieces,
+ * and every sweep from its first look to its last removal, holds one
+ * host-wide lock (flock on NP_LOCK_PATH).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,7 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <dirent.h>
@@ -32,6 +43,37 @@
 
 #define CAP_NET_ADMIN_BIT 12
 #define CAP_SYS_ADMIN_BIT 21
+
+#define NP_LOCK_DIR "/run/sandboxio"
+#define NP_LOCK_PATH NP_LOCK_DIR "/netpolicy.lock"
+
+/* Takes the host-wide lock (see the top); returns its descriptor. */
+static int host_lock(void)
+{
+	int fd;
+
+	if (mkdir(NP_LOCK_DIR, 0755) < 0 && errno != EEXIST)
+		return sbx__error_os(SBX_EUNSUPPORTED, errno, "allowlist lock: make %s",
+				     NP_LOCK_DIR);
+	fd = open(NP_LOCK_PATH, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return sbx__error_os(SBX_EUNSUPPORTED, errno, "allowlist lock: open %s",
+				     NP_LOCK_PATH);
+	while (flock(fd, LOCK_EX) < 0) {
+		int e = errno;
+
+		if (e == EINTR)
+			continue;
+		close(fd);
+		return sbx__error_os(SBX_EUNSUPPORTED, e, "allowlist lock: lock %s", NP_LOCK_PATH);
+	}
+	return fd;
+}
+
+static void host_unlock(int fd)
+{
+	close(fd); /* the lock goes with the last descriptor */
+}
 
 int sbx__netpolicy_name(char dst[SBX_NP_NAME_MAX], const char *session)
 {
@@ -222,6 +264,50 @@ oom:
 	return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
 }
 
+/* Whether name still has a table, or (handle >= 0) that DOCKER-USER rule. */
+static int still_there(const char *name, long handle)
+{
+	_sbx_cleanup_free_ long *handles = NULL;
+	char **tables = NULL;
+	size_t n = 0;
+	int found = 0;
+
+	if (handle >= 0) {
+		if (sbx__nft_docker_user_rules(name, &handles, NULL, &n) < 0)
+			return 1;
+		for (size_t i = 0; i < n; i++)
+			found |= handles[i] == handle;
+		return found;
+	}
+	if (sbx__nft_tables(&tables, &n) < 0)
+		return 1;
+	for (size_t i = 0; i < n; i++) {
+		found |= strcmp(tables[i], name) == 0;
+		free(tables[i]);
+	}
+	free(tables);
+	return found;
+}
+
+/*
+ * Runs one delete; a refusal because the thing is gone already (removed by
+ * hand, or by a process that does not take the lock) counts as done.
+ */
+static int delete_one(const char *cmd, const char *name, long handle)
+{
+	struct sbx__error_saved saved;
+	int rc = sbx__nft_run(cmd, NULL);
+
+	if (rc == 0)
+		return 0;
+	sbx__error_save(&saved);
+	if (!still_there(name, handle)) {
+		sbx__error_clear();
+		return 0;
+	}
+	return sbx__error_restore(&saved, rc);
+}
+
 /* Removes the table and the DOCKER-USER rules of name; gone counts as removed. */
 static int remove_rules(const char *name)
 {
@@ -234,7 +320,7 @@ static int remove_rules(const char *name)
 	for (size_t i = 0; rc == 0 && i < nh; i++) {
 		snprintf(cmd, sizeof(cmd), "delete rule ip filter DOCKER-USER handle %ld",
 			 handles[i]);
-		rc = sbx__nft_run(cmd, NULL);
+		rc = delete_one(cmd, name, handles[i]);
 	}
 	first = rc;
 	rc = sbx__nft_tables(&tables, &nt);
@@ -246,12 +332,14 @@ static int remove_rules(const char *name)
 	free(tables);
 	if (rc == 0 && has) {
 		snprintf(cmd, sizeof(cmd), "delete table inet %s", name);
-		rc = sbx__nft_run(cmd, NULL);
+		rc = delete_one(cmd, name, -1);
 	}
 	return first < 0 ? first : rc;
 }
 
-int sbx__netpolicy_attach(const char *session, pid_t pid, const struct sbx__np_plan *plan)
+static int detach_locked(const char *session);
+
+static int attach_locked(const char *session, pid_t pid, const struct sbx__np_plan *plan)
 {
 	_sbx_cleanup_free_ char *rules = NULL;
 	char name[SBX_NP_NAME_MAX];
@@ -287,7 +375,8 @@ int sbx__netpolicy_attach(const char *session, pid_t pid, const struct sbx__np_p
 	if (rc == 0) {
 		/* Replace the closed table atomically: delete and re-add in one batch. */
 		_sbx_cleanup_free_ char *batch = NULL;
-		if (asprintf(&batch, "delete table inet %s\n%s", name, rules) < 0)
+		if (asprintf(&batch, "add table inet %s\ndelete table inet %s\n%s", name, name,
+			     rules) < 0)
 			rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
 		else
 			rc = sbx__nft_run(batch, NULL);
@@ -296,13 +385,24 @@ int sbx__netpolicy_attach(const char *session, pid_t pid, const struct sbx__np_p
 		struct sbx__error_saved saved;
 
 		sbx__error_save(&saved);
-		sbx__netpolicy_detach(session);
+		detach_locked(session);
 		return sbx__error_restore(&saved, rc);
 	}
 	return 0;
 }
 
-int sbx__netpolicy_detach(const char *session)
+int sbx__netpolicy_attach(const char *session, pid_t pid, const struct sbx__np_plan *plan)
+{
+	int lk = host_lock(), rc;
+
+	if (lk < 0)
+		return lk;
+	rc = attach_locked(session, pid, plan);
+	host_unlock(lk);
+	return rc;
+}
+
+static int detach_locked(const char *session)
 {
 	char name[SBX_NP_NAME_MAX];
 	int rc, rc2;
@@ -314,12 +414,26 @@ int sbx__netpolicy_detach(const char *session)
 	return rc < 0 ? rc : rc2;
 }
 
+int sbx__netpolicy_detach(const char *session)
+{
+	char name[SBX_NP_NAME_MAX];
+	int lk, rc;
+
+	if (sbx__netpolicy_name(name, session) < 0)
+		return 0; /* not a session of ours: nothing was made for it */
+	if ((lk = host_lock()) < 0)
+		return lk;
+	rc = detach_locked(session);
+	host_unlock(lk);
+	return rc;
+}
+
 static int session_of(const char *name, char *dst, size_t len)
 {
 	return snprintf(dst, len, "sbx-%s", name + 3) < (int)len ? 0 : -1;
 }
 
-int sbx__netpolicy_sweep(sbx_np_alive_cb alive, void *payload)
+static int sweep_locked(sbx_np_alive_cb alive, void *payload)
 {
 	char **tables = NULL, **tagged = NULL, session[32];
 	_sbx_cleanup_free_ long *handles = NULL;
@@ -328,8 +442,6 @@ int sbx__netpolicy_sweep(sbx_np_alive_cb alive, void *payload)
 	DIR *dir;
 	struct dirent *de;
 
-	if (!have_caps())
-		return 0;
 	/* Links whose sandbox is gone (only a crash between steps leaves one). */
 	dir = opendir("/sys/class/net");
 	while (dir && (de = readdir(dir))) {
@@ -363,4 +475,17 @@ int sbx__netpolicy_sweep(sbx_np_alive_cb alive, void *payload)
 	free(tables);
 	free(tagged);
 	return rc < 0 ? rc : cleaned;
+}
+
+int sbx__netpolicy_sweep(sbx_np_alive_cb alive, void *payload)
+{
+	int lk, rc;
+
+	if (!have_caps())
+		return 0;
+	if ((lk = host_lock()) < 0)
+		return lk;
+	rc = sweep_locked(alive, payload);
+	host_unlock(lk);
+	return rc;
 }

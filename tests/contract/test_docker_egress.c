@@ -29,6 +29,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -38,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -975,12 +977,29 @@ static void test_egress_allow__two_sandboxes_do_not_share(void **state)
 
 /* A sandbox that ended without close (killed under the library) leaves its
  * table; the reaper removes it. */
+/* The name of a sandbox's link and table (sbx + its session's hex). */
+static void np_name(sbx_sandbox *s, char *name, size_t len)
+{
+	char path[256];
+	json_t *info;
+	long st = 0;
+
+	snprintf(path, sizeof(path), "/containers/%s/json", sbx_sandbox_id(s));
+	info = t_engine_get(path, &st);
+	assert_int_equal(st, 200);
+	snprintf(name, len, "sbx%s",
+		 json_string_value(
+			 json_object_get(json_object_get(json_object_get(info, "Config"), "Labels"),
+					 "io.sandboxio.session")) +
+			 4);
+	json_decref(info);
+}
+
 static void test_egress_allow__reaper_removes_leftovers(void **state)
 {
 	struct fx *f = *state;
 	char spec[96], name[32], path[256], *tables;
 	sbx_sandbox *s;
-	json_t *info;
 	long st = 0;
 
 	NEED_READY();
@@ -989,15 +1008,7 @@ static void test_egress_allow__reaper_removes_leftovers(void **state)
 		const char *const specs[] = {spec, NULL};
 		s = allowed_sandbox(f, specs);
 	}
-	snprintf(path, sizeof(path), "/containers/%s/json", sbx_sandbox_id(s));
-	info = t_engine_get(path, &st);
-	assert_int_equal(st, 200);
-	snprintf(name, sizeof(name), "sbx%s",
-		 json_string_value(
-			 json_object_get(json_object_get(json_object_get(info, "Config"), "Labels"),
-					 "io.sandboxio.session")) +
-			 4);
-	json_decref(info);
+	np_name(s, name, sizeof(name));
 	snprintf(path, sizeof(path), "/containers/%s?force=1", sbx_sandbox_id(s));
 	json_decref(t_engine_request("DELETE", path, NULL, &st));
 	assert_true(st == 204 || st == 200);
@@ -1011,6 +1022,67 @@ static void test_egress_allow__reaper_removes_leftovers(void **state)
 	free(tables);
 	snprintf(path, sizeof(path), "/sys/class/net/%s", name);
 	assert_int_equal(access(path, F_OK), -1);
+}
+
+/* The loop of a reaper in another process, until its pipe is closed. */
+static _Noreturn void reap_until_closed(int fd)
+{
+	sbx_backend_options o = SBX_BACKEND_OPTIONS_INIT;
+	sbx_backend *b = NULL;
+	char c;
+
+	o.hosts_file = hosts_path;
+	if (sbx_backend_open(&b, "docker", &o) != 0)
+		_exit(2);
+	while (read(fd, &c, 1) < 0 && errno == EAGAIN)
+		if (sbx_backend_reap(b, NULL, NULL, NULL) < 0)
+			_exit(3);
+	_exit(0);
+}
+
+/*
+ * `sandboxio reap` beside running jobs: another process reaps over and
+ * over while this one creates and closes allowlisted sandboxes. Every
+ * create and close succeeds, and nothing of theirs is left. A sweep that
+ * looked between the steps of a close took its rules for leftovers and
+ * removed them under it, and the close failed ("nftables refused"); the
+ * steps and the sweep now hold one host-wide lock.
+ */
+static void test_egress_allow__reaper_beside_creates_and_closes(void **state)
+{
+	struct fx *f = *state;
+	char spec[96], names[12][32], *tables;
+	int go[2], wst = 0;
+	pid_t child;
+
+	NEED_READY();
+	snprintf(spec, sizeof(spec), "c:%s:80", canary_get(f->c, 2)->prefix4);
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	assert_int_equal(fcntl(go[0], F_SETFL, O_NONBLOCK), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		close(go[1]);
+		reap_until_closed(go[0]);
+	}
+	close(go[0]);
+	for (size_t i = 0; i < 12; i++) {
+		const char *const specs[] = {spec, NULL};
+		sbx_sandbox *s = allowed_sandbox(f, specs);
+
+		np_name(s, names[i], sizeof(names[i]));
+		if (sbx_sandbox_close(s) != 0)
+			fail_msg("close %zu beside the reaper: %s", i, sbx_error_last()->message);
+	}
+	close(go[1]);
+	assert_int_equal(waitpid(child, &wst, 0), child);
+	assert_true(WIFEXITED(wst));
+	assert_int_equal(WEXITSTATUS(wst), 0);
+	tables = nft_list(NULL, NULL);
+	for (size_t i = 0; i < 12; i++)
+		if (strstr(tables, names[i]))
+			fail_msg("%s left its rules: %s", names[i], tables);
+	free(tables);
 }
 
 /* ===== IPv6 allowlists, with IPv6 forwarding on for one test only ===== */
@@ -1162,6 +1234,7 @@ int main(void)
 		cmocka_unit_test(test_egress_allow__ipv6_refused_without_forwarding),
 		cmocka_unit_test(test_egress_allow__two_sandboxes_do_not_share),
 		cmocka_unit_test(test_egress_allow__reaper_removes_leftovers),
+		cmocka_unit_test(test_egress_allow__reaper_beside_creates_and_closes),
 		cmocka_unit_test(test_egress_allow__host_filter_holds_when_routes_widen),
 		cmocka_unit_test_setup_teardown(test_egress_allow__ipv6_allowed_on_its_port_only,
 						v6_fwd_setup, v6_fwd_teardown),
