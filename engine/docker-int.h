@@ -24,6 +24,8 @@
  */
 #define SBX_RUNTIME_GVISOR "runsc"
 #define SBX_RUNTIME_GVISOR_HOSTINET "runsc-hostinet"
+/* The least pids cap the gvisor tier takes (engine/tiers.c). */
+#define SBX_GVISOR_PIDS_MIN 64
 
 /* Whether a container's HostConfig.Runtime is one of the gvisor tier's. */
 static inline int sbx__runtime_is_gvisor(const char *runtime)
@@ -71,6 +73,10 @@ struct sbx__docker_box {
 
 /* One Engine request with an optional JSON body and answer. A non-2xx status
  * is an error carrying the Engine's message (SBX_ENOTFOUND for 404). */
+/* Refuses, naming what is missing, a tier this daemon cannot give p
+ * (engine/tiers.c). Returns 0 or SBX_EUNSUPPORTED. */
+int sbx__docker_tier_check(const struct sbx__docker *d, const sbx_policy *p);
+
 int sbx__docker_call(struct sbx__docker *d,
 		     const char *method,
 		     const char *path,

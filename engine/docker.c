@@ -204,28 +204,16 @@ static int d_open(const sbx_backend_options *o, void **state)
 static int d_check(void *state, const sbx_policy *p)
 {
 	struct sbx__docker *d = state;
+	int rc;
 
 	if (d->init_error[0])
 		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE, "%s", d->init_error);
 
-	if (p->min_tier == SBX_TIER_MICROVM)
-		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_ENGINE,
-				      "the docker backend cannot provide the microvm tier; use a "
-				      "backend that runs a VM per sandbox");
-	if (p->min_tier == SBX_TIER_GVISOR && !d->has_runsc)
-		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_ENGINE,
-				      "the gvisor tier needs a 'runsc' runtime registered with "
-				      "dockerd, and this daemon has none");
+	if ((rc = sbx__docker_tier_check(d, p)) < 0)
+		return rc;
 	if (p->allow_n) {
 		int v6_ok = 0;
 
-		if (p->min_tier == SBX_TIER_GVISOR && !d->has_runsc_hostinet)
-			return sbx__error_set(
-				SBX_EUNSUPPORTED, SBX_ERRCLASS_NETPOLICY,
-				"an egress allowlist on the gvisor tier needs the runtime '%s' "
-				"(runsc --network=host) registered with dockerd, and this daemon "
-				"has none (scripts/setup.sh registers it)",
-				SBX_RUNTIME_GVISOR_HOSTINET);
 		return sbx__netpolicy_check(p->allow, p->allow_n, &v6_ok);
 	}
 	return 0;

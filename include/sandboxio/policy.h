@@ -27,7 +27,12 @@ typedef enum {
 	SBX_TIMEOUT_SANDBOX = 4	  /* the sandbox's whole life: the dead-man deadline */
 } sbx_timeout_kind;
 
-/** Resource caps. Each is always applied. */
+/**
+ * Resource caps. Each is always applied. On the gvisor tier of the docker
+ * backend the pids and memory caps bound the whole sandbox, the Sentry (its
+ * user-space kernel) included: its threads count against pids, so a pids
+ * cap below 64 is refused there (SBX_EUNSUPPORTED at create).
+ */
 typedef enum {
 	SBX_LIMIT_INVALID = 0,
 	SBX_LIMIT_CPU_MILLI = 1, /* CPU in thousandths of a core; default 1000 */

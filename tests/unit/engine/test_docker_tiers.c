@@ -27,6 +27,12 @@ static const struct fake_route runsc_only[] = {
 	 "{\"Runtimes\":{\"runc\":{\"path\":\"runc\"},\"runsc\":{\"path\":\"/usr/bin/runsc\"}}}"},
 };
 
+static const struct fake_route runsc_both[] = {
+	{"GET", "/info", 200,
+	 "{\"Runtimes\":{\"runc\":{\"path\":\"runc\"},\"runsc\":{\"path\":\"/usr/bin/runsc\"},"
+	 "\"runsc-hostinet\":{\"path\":\"/usr/bin/runsc\"}}}"},
+};
+
 static sbx_backend *open_on(struct fake_engine *fe)
 {
 	sbx_backend_options bo = SBX_BACKEND_OPTIONS_INIT;
@@ -45,7 +51,7 @@ static sbx_backend *open_on(struct fake_engine *fe)
 
 /* Creates at the gvisor tier (with an allowlist if asked); want the refusal
  * naming need, and no request to the Engine but /info. */
-static void expect_refused(const struct fake_route *routes, int allow, const char *need)
+static void expect_refused(const struct fake_route *routes, int allow, long pids, const char *need)
 {
 	struct fake_engine *fe = fake_engine_start(routes, 1);
 	sbx_backend *b;
@@ -58,6 +64,8 @@ static void expect_refused(const struct fake_route *routes, int allow, const cha
 	assert_int_equal(sbx_policy_set_min_tier(p, SBX_TIER_GVISOR), 0);
 	if (allow)
 		assert_int_equal(sbx_policy_allow_cidr(p, "198.18.0.1", 0), 0);
+	if (pids)
+		assert_int_equal(sbx_policy_set_limit(p, SBX_LIMIT_PIDS, pids), 0);
 	assert_int_equal(sbx_sandbox_create(&s, b, p), SBX_EUNSUPPORTED);
 	assert_null(s);
 	if (!strstr(sbx_error_last()->message, need))
@@ -72,13 +80,22 @@ static void expect_refused(const struct fake_route *routes, int allow, const cha
 static void test_docker_tiers__gvisor_needs_runsc(void **state)
 {
 	(void)state;
-	expect_refused(no_runsc, 0, "'runsc' runtime");
+	expect_refused(no_runsc, 0, 0, "'runsc' runtime");
 }
 
 static void test_docker_tiers__allowlist_needs_runsc_hostinet(void **state)
 {
 	(void)state;
-	expect_refused(runsc_only, 1, "'runsc-hostinet'");
+	expect_refused(runsc_only, 1, 0, "'runsc-hostinet'");
+}
+
+/* The Sentry's own threads count against the cap on that tier: a cap that
+ * would leave the sandbox's programs nothing is refused before any create. */
+static void test_docker_tiers__gvisor_refuses_pids_below_its_floor(void **state)
+{
+	(void)state;
+	expect_refused(runsc_both, 0, 63, "pids 63 is below 64");
+	expect_refused(runsc_both, 1, 32, "pids 32 is below 64");
 }
 
 int main(void)
@@ -86,6 +103,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_docker_tiers__gvisor_needs_runsc),
 		cmocka_unit_test(test_docker_tiers__allowlist_needs_runsc_hostinet),
+		cmocka_unit_test(test_docker_tiers__gvisor_refuses_pids_below_its_floor),
 	};
 
 	return cmocka_run_group_tests_name("docker tiers", tests, NULL, NULL);
