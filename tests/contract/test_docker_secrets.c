@@ -134,7 +134,12 @@ static void test_engine_secrets__only_that_run_has_it(void **state)
 {
 	sbx_result *r = t_run(F(state)->s, "printenv TOKEN; cat /proc/1/environ", NULL);
 
-	assert_int_equal(r->stdout_len, 0);
+	/* The init's environment holds no secret on either tier; on the
+	 * container tier a run cannot even read it (the init is not dumpable). */
+	assert_absent("another run's output", r->stdout_data, r->stdout_len);
+	assert_null(memmem(r->stdout_data ? r->stdout_data : "", r->stdout_len, "TOKEN", 5));
+	if (t_tier() == SBX_TIER_CONTAINER)
+		assert_int_equal(r->stdout_len, 0);
 	sbx_result_free(r);
 	r = t_run(F(state)->s, "grep -l TOKEN /proc/1/environ /proc/self/environ", NULL);
 	assert_int_not_equal(r->exit_code, 0);
@@ -518,9 +523,26 @@ static void *cmdline_run(void *arg)
 }
 
 /*
+ * Whether the held run is running, seen from inside the sandbox (over the
+ * other handle). On the gvisor tier the run is a task of the Sentry, not a
+ * host process, so the host's scan cannot see it; what it scans there is
+ * every host process that serves the run (runsc's exec among them).
+ */
+static int marker_inside(void **state, int h)
+{
+	sbx_result *r =
+		t_run(H(state, h),
+		      "grep -l 'cmdline-scan-marke[r]' /proc/[0-9]*/cmdline 2>/dev/null", NULL);
+	int seen = r->exit_code == 0;
+
+	sbx_result_free(r);
+	return seen;
+}
+
+/*
  * While the run goes on, every host process's command line is scanned:
  * the run is held until a whole round of the scan began after the run was
- * first seen.
+ * first seen (on the host; on the gvisor tier, from inside).
  */
 static void test_engine_secrets__absent_from_host_cmdlines(void **state)
 {
@@ -536,7 +558,9 @@ static void test_engine_secrets__absent_from_host_cmdlines(void **state)
 		for (int i = 0; i < 12000; i++) {
 			int rounds = __atomic_load_n(&sc.rounds, __ATOMIC_SEQ_CST);
 
-			if (seen_at < 0 && __atomic_load_n(&sc.saw_run, __ATOMIC_SEQ_CST))
+			if (seen_at < 0 &&
+			    (__atomic_load_n(&sc.saw_run, __ATOMIC_SEQ_CST) ||
+			     (t_tier() == SBX_TIER_GVISOR && marker_inside(state, !h))))
 				seen_at = rounds;
 			if (seen_at >= 0 && rounds > seen_at + 1)
 				break;

@@ -144,6 +144,16 @@ const char *t_tenant(void)
 	return t;
 }
 
+sbx_tier t_tier(void)
+{
+	const char *tier = getenv("SBX_TEST_TIER");
+	sbx_tier t = SBX_TIER_CONTAINER;
+
+	if (tier && *tier && sbx_tier_parse(&t, tier) != 0)
+		fail_msg("SBX_TEST_TIER=%s: not a tier", tier);
+	return t;
+}
+
 sbx_policy *t_policy(void)
 {
 	const char *tier = getenv("SBX_TEST_TIER");

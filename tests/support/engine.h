@@ -31,6 +31,8 @@ sbx_backend *t_backend(void);
 sbx_result *t_run(sbx_sandbox *s, const char *shell_line, const sbx_run_options *o);
 /* A policy with a unique tenant for this test process. */
 sbx_policy *t_policy(void);
+/* The tier the suite runs at: $SBX_TEST_TIER, container when unset. */
+sbx_tier t_tier(void);
 const char *t_tenant(void);
 
 #endif
