@@ -58,6 +58,7 @@ struct sbx__docker_box {
 	unsigned uid; /* the sandbox's own uid and gid */
 	int disk;     /* /workspace is a disk of its own on the host (engine/disk.c) */
 	int dead;     /* killed by the host (deadline or cancel): runs are refused */
+	int gvisor;   /* made at the gvisor tier (by this handle) */
 	/* The gvisor tier: a run with secrets takes docker exec. gVisor lets a
 	 * run open PID 1's /proc/1/fd/N, so a request on the channel (with its
 	 * secrets) would be within reach of the runs beside it. */

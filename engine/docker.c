@@ -664,7 +664,8 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 		goto rollback;
 	}
 	b->chan = SBX_STEAL(&chan);
-	b->chan_no_secrets = p->min_tier == SBX_TIER_GVISOR;
+	b->gvisor = p->min_tier == SBX_TIER_GVISOR;
+	b->chan_no_secrets = b->gvisor;
 	*box_out = b;
 	*id_out = SBX_STEAL(&id);
 	*tier_out = p->min_tier == SBX_TIER_GVISOR ? SBX_TIER_GVISOR : SBX_TIER_CONTAINER;

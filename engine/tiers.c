@@ -36,10 +36,11 @@ int sbx__docker_tier_check(const struct sbx__docker *d, const sbx_policy *p)
 				      "the sandbox's programs",
 				      (long long)p->limit[SBX_LIMIT_PIDS], SBX_GVISOR_PIDS_MIN);
 	if (p->allow_n && !d->has_runsc_hostinet)
-		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_NETPOLICY,
-				      "an egress allowlist on the gvisor tier needs the runtime '%s' "
-				      "(runsc --network=host) registered with dockerd, and this "
-				      "daemon has none (scripts/setup.sh registers it)",
-				      SBX_RUNTIME_GVISOR_HOSTINET);
+		return sbx__error_set(
+			SBX_EUNSUPPORTED, SBX_ERRCLASS_NETPOLICY,
+			"an egress allowlist on the gvisor tier needs the runtime '%s' "
+			"(runsc --network=host) registered with dockerd, and this "
+			"daemon has none (scripts/setup.sh registers it)",
+			SBX_RUNTIME_GVISOR_HOSTINET);
 	return 0;
 }

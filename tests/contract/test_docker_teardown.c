@@ -276,6 +276,7 @@ static void gvisor_pids_and_oom(sbx_sandbox *s, sbx_policy *p)
 	} else {
 		fprintf(stderr, "  the bomb: %s\n", sbx_error_last()->message);
 		assert_int_equal(rc, SBX_EENGINE);
+		assert_non_null(strstr(sbx_error_last()->message, "pids cap"));
 	}
 	sbx_result_free(r);
 	sbx_sandbox_close(s);
