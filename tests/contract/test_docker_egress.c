@@ -685,8 +685,8 @@ static void test_egress_allow__name_to_special_address_refused(void **state)
 	}
 }
 
-/* The sandbox's init pid on the host, as text. */
-static void sandbox_pid(sbx_sandbox *s, char *dst, size_t len)
+/* The Engine's inspection of a sandbox's container (json_decref it). */
+static json_t *inspect(sbx_sandbox *s)
 {
 	char path[256];
 	json_t *info;
@@ -695,6 +695,14 @@ static void sandbox_pid(sbx_sandbox *s, char *dst, size_t len)
 	snprintf(path, sizeof(path), "/containers/%s/json", sbx_sandbox_id(s));
 	info = t_engine_get(path, &st);
 	assert_int_equal(st, 200);
+	return info;
+}
+
+/* The sandbox's init pid on the host, as text. */
+static void sandbox_pid(sbx_sandbox *s, char *dst, size_t len)
+{
+	json_t *info = inspect(s);
+
 	snprintf(dst, len, "%lld",
 		 (long long)json_integer_value(
 			 json_object_get(json_object_get(info, "State"), "Pid")));
@@ -980,13 +988,8 @@ static void test_egress_allow__two_sandboxes_do_not_share(void **state)
 /* The name of a sandbox's link and table (sbx + its session's hex). */
 static void np_name(sbx_sandbox *s, char *name, size_t len)
 {
-	char path[256];
-	json_t *info;
-	long st = 0;
+	json_t *info = inspect(s);
 
-	snprintf(path, sizeof(path), "/containers/%s/json", sbx_sandbox_id(s));
-	info = t_engine_get(path, &st);
-	assert_int_equal(st, 200);
 	snprintf(name, len, "sbx%s",
 		 json_string_value(
 			 json_object_get(json_object_get(json_object_get(info, "Config"), "Labels"),
