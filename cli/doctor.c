@@ -315,6 +315,57 @@ static void probe_checks(struct doctor *d, const char *text, struct probe_out *p
 		snprintf(po->why, sizeof(po->why), "not checked: the probe printed no result");
 }
 
+/* A policy for doctor's short-lived sandboxes at tier; NULL when it could
+ * not be made (the check named what said why). */
+static sbx_policy *doctor_policy(struct doctor *d, const char *what, sbx_tier tier)
+{
+	sbx_policy *p = NULL;
+
+	if (sbx_policy_new(&p) < 0 || sbx_policy_set_tenant(p, DOCTOR_TENANT) < 0 ||
+	    sbx_policy_set_min_tier(p, tier) < 0 ||
+	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN, DOCTOR_RUN_MS) < 0 ||
+	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, DOCTOR_LIFETIME_MS) < 0) {
+		check(d, LV_FAIL, what, "%s", sbx_error_last()->message);
+		sbx_policy_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * Creates a sandbox with the signals held off, so that a Ctrl-C cannot
+ * leave one half made. Returns 1 when made, 0 when the create failed (msg
+ * says why), -1 when a signal came (then *s may still be set).
+ */
+static int doctor_create(sbx_backend *b, sbx_policy *p, sbx_sandbox **s, char *msg, size_t len)
+{
+	int lrc;
+
+	cli_signals_block();
+	lrc = cli_signal_pending() ? 0 : sbx_sandbox_create(s, b, p);
+	if (lrc < 0)
+		snprintf(msg, len, "%s", sbx_error_last()->message);
+	cli_signals_unblock();
+	if (cli_signal_pending())
+		return -1; /* *s, if made, is removed by doctor_finish() */
+	return lrc == 0 && *s ? 1 : 0;
+}
+
+/* Removes what a check made. Returns 0, or the exit status when a signal
+ * cut the check short. */
+static int
+doctor_finish(struct doctor *d, sbx_sandbox *s, const char *id, sbx_result *r, sbx_policy *p)
+{
+	sbx_result_free(r);
+	if (s && sbx_sandbox_close(s) < 0 && !cli_signal_pending())
+		check(d, LV_FAIL, "cleanup", "removing sandbox %s: %s (it ends at its deadline)",
+		      id, sbx_error_last()->message);
+	sbx_policy_free(p);
+	if (cli_signal_pending())
+		return interrupted(d, s ? "the sandbox was removed" : "no sandbox was created");
+	return 0;
+}
+
 /*
  * Creates a default sandbox, runs `true` and the probe in it, and removes
  * it. Returns 0, or the exit status when a signal cut the checks short.
@@ -327,26 +378,14 @@ static int sandbox_checks(struct doctor *d,
 	static const char *const argv_true[] = {"true", NULL};
 	const char *const argv_probe[] = {"python3", "-c", probe, NULL};
 	char msg[512], id[16] = "";
-	sbx_policy *p = NULL;
+	sbx_policy *p = doctor_policy(d, "sandbox", SBX_TIER_CONTAINER);
 	sbx_sandbox *s = NULL;
 	sbx_result *r = NULL;
-	int lrc, made = 0;
+	int lrc;
 
-	if (sbx_policy_new(&p) < 0 || sbx_policy_set_tenant(p, DOCTOR_TENANT) < 0 ||
-	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN, DOCTOR_RUN_MS) < 0 ||
-	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, DOCTOR_LIFETIME_MS) < 0) {
-		check(d, LV_FAIL, "sandbox", "%s", sbx_error_last()->message);
+	if (!p || (lrc = doctor_create(b, p, &s, msg, sizeof(msg))) < 0)
 		goto out;
-	}
-	cli_signals_block();
-	lrc = cli_signal_pending() ? 0 : sbx_sandbox_create(&s, b, p);
-	made = lrc == 0 && s;
-	if (lrc < 0)
-		snprintf(msg, sizeof(msg), "%s", sbx_error_last()->message);
-	cli_signals_unblock();
-	if (cli_signal_pending())
-		goto out;
-	if (lrc < 0) {
+	if (lrc == 0) {
 		check(d, LV_FAIL, "sandbox", "create failed (init %s): %s", init_shown(bo), msg);
 		goto out;
 	}
@@ -376,14 +415,7 @@ static int sandbox_checks(struct doctor *d,
 	}
 	probe_checks(d, r->stdout_data, po);
 out:
-	sbx_result_free(r);
-	if (made && sbx_sandbox_close(s) < 0 && !cli_signal_pending())
-		check(d, LV_FAIL, "cleanup", "removing sandbox %s: %s (it ends at its deadline)",
-		      id, sbx_error_last()->message);
-	sbx_policy_free(p);
-	if (cli_signal_pending())
-		return interrupted(d, made ? "the sandbox was removed" : "no sandbox was created");
-	return 0;
+	return doctor_finish(d, s, id, r, p);
 }
 
 /*
@@ -397,28 +429,16 @@ static int tier_check(struct doctor *d, sbx_backend *b, sbx_tier tier, const cha
 {
 	const char *const argv[] = {"cat", "/proc/version", NULL};
 	char name[32], msg[512], id[16] = "";
-	sbx_policy *p = NULL;
+	sbx_policy *p;
 	sbx_sandbox *s = NULL;
 	sbx_result *r = NULL;
-	int lrc, made = 0;
+	int lrc;
 
 	snprintf(name, sizeof(name), "tier-%s", sbx_tier_name(tier));
-	if (sbx_policy_new(&p) < 0 || sbx_policy_set_tenant(p, DOCTOR_TENANT) < 0 ||
-	    sbx_policy_set_min_tier(p, tier) < 0 ||
-	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN, DOCTOR_RUN_MS) < 0 ||
-	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, DOCTOR_LIFETIME_MS) < 0) {
-		check(d, LV_FAIL, name, "%s", sbx_error_last()->message);
+	if (!(p = doctor_policy(d, name, tier)) ||
+	    (lrc = doctor_create(b, p, &s, msg, sizeof(msg))) < 0)
 		goto out;
-	}
-	cli_signals_block();
-	lrc = cli_signal_pending() ? 0 : sbx_sandbox_create(&s, b, p);
-	made = lrc == 0 && s;
-	if (lrc < 0)
-		snprintf(msg, sizeof(msg), "%s", sbx_error_last()->message);
-	cli_signals_unblock();
-	if (cli_signal_pending())
-		goto out;
-	if (lrc < 0) {
+	if (lrc == 0) {
 		msg[strcspn(msg, "\n")] = '\0';
 		check(d, LV_WARN, name, "not offered here: %s", msg);
 		goto out;
@@ -441,14 +461,7 @@ static int tier_check(struct doctor *d, sbx_backend *b, sbx_tier tier, const cha
 		check(d, LV_OK, name, "ran in %s under its own kernel ('%.40s', not the host's)",
 		      id, r->stdout_data);
 out:
-	sbx_result_free(r);
-	if (made && sbx_sandbox_close(s) < 0 && !cli_signal_pending())
-		check(d, LV_FAIL, "cleanup", "removing sandbox %s: %s (it ends at its deadline)",
-		      id, sbx_error_last()->message);
-	sbx_policy_free(p);
-	if (cli_signal_pending())
-		return interrupted(d, made ? "the sandbox was removed" : "no sandbox was created");
-	return 0;
+	return doctor_finish(d, s, id, r, p);
 }
 
 /* ===== The host ===== */
