@@ -12,6 +12,8 @@
 
 #include <sandboxio.h>
 
+#include "tier.h"
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -25,17 +27,6 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* SBX_BENCH_TIER (container when unset) is the sandbox's least tier. */
-static int bench_tier(sbx_policy *p)
-{
-	const char *name = getenv("SBX_BENCH_TIER");
-	sbx_tier t;
-
-	if (!name || !*name)
-		return 0;
-	return sbx_tier_parse(&t, name) || sbx_policy_set_min_tier(p, t);
 }
 
 int main(int argc, char **argv)

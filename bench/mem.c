@@ -21,6 +21,8 @@
 
 #include <sandboxio.h>
 
+#include "tier.h"
+
 #define KMAX 64
 
 static int cmp(const void *a, const void *b)
@@ -166,17 +168,6 @@ static int cgroup_mem(long pid, long long *usage, long long *rss)
 		*rss = field(path, "anon ");
 	}
 	return 0;
-}
-
-/* SBX_BENCH_TIER (container when unset) is the sandboxes' least tier. */
-static int bench_tier(sbx_policy *p)
-{
-	const char *name = getenv("SBX_BENCH_TIER");
-	sbx_tier t;
-
-	if (!name || !*name)
-		return 0;
-	return sbx_tier_parse(&t, name) || sbx_policy_set_min_tier(p, t);
 }
 
 int main(int argc, char **argv)
