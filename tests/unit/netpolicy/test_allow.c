@@ -149,6 +149,11 @@ static void test_netpolicy_allow__host_names(void **state)
 		{"db.localhost", "loopback"},
 		{"host.123", "all digits"},
 		{"xn--bcher-kva.example/", "is an address"},
+		{"b\xc3\xbc"
+		 "cher.example",
+		 "A-label"}, /* one validator: netpolicy/names.c */
+		{"xn--.example", "nothing after it"},
+		{"ab--cd.example", "reserved for A-labels"},
 	};
 	char longlabel[80], longname[300];
 	struct sbx__allow a = {0};
