@@ -96,6 +96,13 @@ build/gen/core/interp-driver.h: core/interp-driver.py
 	$(Q)sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@.tmp && mv $@.tmp $@
 $(B)/obj/core/interp.o build/fuzz/obj/core/interp.o: build/gen/core/interp-driver.h
 
+# The egress presets (share/sandboxio/presets/egress.conf), compiled into
+# netpolicy/preset.c as one C string.
+build/gen/netpolicy/presets-text.h: share/sandboxio/presets/egress.conf
+	@mkdir -p build/gen/netpolicy
+	$(Q)sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@.tmp && mv $@.tmp $@
+$(B)/obj/netpolicy/preset.o build/fuzz/obj/netpolicy/preset.o: build/gen/netpolicy/presets-text.h
+
 # Generated code is compiled without -Werror's stricter prototype checks.
 $(B)/obj/gen/%.o: build/gen/%.c
 	@mkdir -p $(dir $@)

@@ -16,6 +16,7 @@
 
 #include "core/limit-kinds.h"
 #include "core/policy-int.h"
+#include "netpolicy/preset-int.h"
 #include "util/cleanup.h"
 #include "util/error-int.h"
 
@@ -447,6 +448,50 @@ int sbx_policy_allow_cidr_spec(sbx_policy *p, const char *spec)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
 				      "allow_cidr: policy is NULL");
 	return allow_add(p, &a, sbx__allow_parse_cidr_spec(&a, spec));
+}
+
+/* One name of a preset into the policy. */
+static int preset_add(sbx_policy *p, const char *name, uint16_t port)
+{
+	struct sbx__allow a;
+
+	return allow_add(p, &a, sbx__allow_parse_host(&a, name, port));
+}
+
+int sbx_policy_allow_preset(sbx_policy *p, const char *name)
+{
+	const struct sbx__presets *ps;
+	const struct sbx__preset *pr;
+	char known[256];
+	size_t before;
+	int rc;
+
+	if (!p || !name)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
+				      "allow_preset: NULL argument");
+	if ((rc = sbx__presets_builtin(&ps)) < 0)
+		return rc;
+	if (!(pr = sbx__presets_find(ps, name))) {
+		sbx__presets_names(ps, known, sizeof(known));
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_POLICY,
+				      "allow_preset '%.64s': no such preset (there are: %s)", name,
+				      known);
+	}
+	before = p->allow_n;
+	for (size_t i = 0; i < pr->n && rc == 0; i++) {
+		const struct sbx__preset_entry *e = &pr->e[i];
+
+		if (!e->wildcard)
+			rc = preset_add(p, e->name, e->port);
+		for (size_t j = 0; e->wildcard && j < e->pins_n && rc == 0; j++)
+			rc = preset_add(p, e->pins[j], e->port);
+	}
+	if (rc < 0) {
+		while (p->allow_n > before)
+			sbx__allow_clear(&p->allow[--p->allow_n]);
+		return rc;
+	}
+	return 0;
 }
 
 size_t sbx_policy_allow_count(const sbx_policy *p)

@@ -231,6 +231,21 @@ SBX_EXTERN int sbx_policy_allow_host_spec(sbx_policy *p, const char *spec);
  */
 SBX_EXTERN int sbx_policy_allow_cidr_spec(sbx_policy *p, const char *spec);
 
+/**
+ * Allows egress to the names a package registry needs: a preset of the
+ * project's share/sandboxio/presets/egress.conf, compiled into the library
+ * ("pypi", "npm", "crates", "debian", "github"; the file lists each name and
+ * port). ^Each name is added as sbx_policy_allow_host() adds it, so it is
+ * resolved and pinned at create and enforced by its addresses; a wildcard
+ * entry of a preset opens the names the file pins for it. ^All of the
+ * preset's entries are added or, on error, none; entries already present
+ * are not repeated. ^An unknown name is refused with SBX_EINVALID naming the
+ * presets there are; an operator config permits a preset's names with its
+ * egress.presets (docs/config.md).
+ * Returns: 0, SBX_EINVALID, SBX_ETOOBIG, SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_policy_allow_preset(sbx_policy *p, const char *name);
+
 /** The number of allowlist entries; 0 means no egress. */
 SBX_EXTERN size_t sbx_policy_allow_count(const sbx_policy *p);
 
