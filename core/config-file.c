@@ -20,6 +20,7 @@
 #include "core/config-impl.h"
 #include "core/config-int.h"
 #include "core/limit-kinds.h"
+#include "netpolicy/preset-int.h"
 #include "util/cleanup.h"
 #include "util/error-int.h"
 
@@ -51,6 +52,8 @@ const struct sbx__config_key sbx__config_keys[] = {
 	{"egress", SBX__CFG_OBJECT, 0, 0, "what any allowlist must stay inside"},
 	{"egress.cidrs", SBX__CFG_CIDRS, 0, 0, "permitted prefixes"},
 	{"egress.hosts", SBX__CFG_HOSTS, 0, 0, "permitted host names"},
+	{"egress.presets", SBX__CFG_HOSTS, 0, 0,
+	 "permitted egress presets: each permits the names it holds"},
 	{"egress.hosts_file", SBX__CFG_PATH, 0, 0,
 	 "absolute path of a hosts(5) file: the only place allowlist names resolve"},
 	{"audit", SBX__CFG_OBJECT, 0, 0, "the audit the operator requires"},
@@ -299,6 +302,31 @@ static int read_strings(const struct parse *ps, const char *key, json_t *v)
 	return 0;
 }
 
+/* egress.presets[i]: permits every name the preset holds, as egress.hosts. */
+static int push_preset(const struct parse *ps, const char *what, const char *name)
+{
+	const struct sbx__presets *all;
+	const struct sbx__preset *p;
+	char known[256];
+	int rc;
+
+	if ((rc = sbx__presets_builtin(&all)) < 0)
+		return rc;
+	if (!(p = sbx__presets_find(all, name))) {
+		sbx__presets_names(all, known, sizeof(known));
+		return perr(ps, what, "unknown preset \"%.32s\" (there are: %s)", name, known);
+	}
+	for (size_t i = 0; i < p->n && rc == 0; i++) {
+		const struct sbx__preset_entry *e = &p->e[i];
+
+		if (!e->wildcard)
+			rc = sbx__config_push(&ps->c->hosts, &ps->c->hosts_n, e->name);
+		for (size_t j = 0; e->wildcard && j < e->pins_n && rc == 0; j++)
+			rc = sbx__config_push(&ps->c->hosts, &ps->c->hosts_n, e->pins[j]);
+	}
+	return rc;
+}
+
 static int read_list(const struct parse *ps, const struct sbx__config_key *k, json_t *v)
 {
 	sbx_config *c = ps->c;
@@ -352,6 +380,10 @@ static int read_list(const struct parse *ps, const struct sbx__config_key *k, js
 		case SBX__CFG_HOSTS: {
 			char low[256];
 
+			if (strcmp(k->path, "egress.presets") == 0) {
+				rc = push_preset(ps, what, s);
+				break;
+			}
 			if (!valid_host(s))
 				return perr(ps, what,
 					    "\"%.64s\" is not a host name (labels of letters, "

@@ -784,6 +784,37 @@ static void test_core_config__egress_allowlist_checked(void **state)
 	sbx_config_free(none);
 }
 
+static void test_core_config__egress_presets_permit_their_names(void **state)
+{
+	sbx_config *c = parse_ok("{\"egress\": {\"presets\": [\"pypi\", \"github\"]}}");
+	sbx_config *hosts = parse_ok("{\"egress\": {\"hosts\": [\"pypi.org\"]}}");
+	sbx_policy *pypi = policy(), *gh = policy(), *npm = policy(), *other = policy();
+
+	(void)state;
+	assert_int_equal(sbx_policy_allow_preset(pypi, "pypi"), 0);
+	assert_int_equal(sbx_policy_allow_preset(gh, "github"), 0);
+	assert_int_equal(sbx_policy_allow_host(gh, "objects.githubusercontent.com", 0), 0);
+	sbx_policy_free(apply_ok(c, pypi));
+	sbx_policy_free(apply_ok(c, gh));
+	/* A preset the config does not name, or another name under a wildcard
+	 * of one it names, is not permitted. */
+	assert_int_equal(sbx_policy_allow_preset(npm, "npm"), 0);
+	apply_denied(c, npm, "registry.npmjs.org");
+	assert_int_equal(sbx_policy_allow_host(other, "gist.githubusercontent.com", 443), 0);
+	apply_denied(c, other, "gist.githubusercontent.com");
+	/* egress.hosts with one of pypi's names does not permit the preset. */
+	apply_denied(hosts, pypi, "files.pythonhosted.org");
+	parse_bad("{\"egress\": {\"presets\": [\"nosuch\"]}}", "egress.presets[0]");
+	assert_msg("unknown preset \"nosuch\" (there are: pypi, npm, crates, debian, github)");
+	parse_bad("{\"egress\": {\"presets\": \"pypi\"}}", "egress.presets");
+	sbx_policy_free(pypi);
+	sbx_policy_free(gh);
+	sbx_policy_free(npm);
+	sbx_policy_free(other);
+	sbx_config_free(c);
+	sbx_config_free(hosts);
+}
+
 /* ===== Describe ===== */
 
 static json_t *describe(const sbx_config *c, const sbx_policy *req)
@@ -1607,6 +1638,7 @@ int main(void)
 		T(secrets_hook),
 		T(egress_hooks),
 		T(egress_allowlist_checked),
+		T(egress_presets_permit_their_names),
 		T(describe_origins),
 		T(describe_builtin_and_refusal),
 		L(load_explicit_path),
