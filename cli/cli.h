@@ -45,7 +45,8 @@ enum cli_cmd {
 
 /* One --allow-host NAME[:PORT] or --allow-cidr CIDR[:PORT], as given. */
 struct cli_allow {
-	int cidr;
+	int cidr;   /* --allow-cidr */
+	int preset; /* --allow-preset */
 	const char *spec;
 };
 

@@ -278,8 +278,12 @@ json_t *cli_daemon_create_request(const struct cli_opts *o)
 	for (int k = SBX__LIMIT_FIRST; !bad && k <= SBX__LIMIT_LAST; k++)
 		bad = put(lim, sbx__limit_kinds[k].option, o->limit[k]);
 	for (size_t k = 0; !bad && k < o->allow_n; k++)
-		bad = json_array_append_new(allow, json_pack("{s:b, s:s}", "cidr", o->allow[k].cidr,
-							     "spec", o->allow[k].spec));
+		bad = json_array_append_new(
+			allow, o->allow[k].preset
+				       ? json_pack("{s:b, s:s, s:b}", "cidr", 0, "spec",
+						   o->allow[k].spec, "preset", 1)
+				       : json_pack("{s:b, s:s}", "cidr", o->allow[k].cidr, "spec",
+						   o->allow[k].spec));
 	if (!bad && o->env_n)
 		bad = json_object_set_new(j, "env", strings(o->env, o->env_n));
 	if (!bad && json_object_size(lim))

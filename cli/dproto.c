@@ -131,13 +131,15 @@ static int allows(json_t *a, struct cli_dreq *rq)
 		return -1;
 	json_array_foreach(a, k, e)
 	{
-		json_t *cidr = json_object_get(e, "cidr");
+		json_t *cidr = json_object_get(e, "cidr"), *preset = json_object_get(e, "preset");
 		const char *spec = text(json_object_get(e, "spec"));
 
-		if (!json_is_object(e) || json_object_size(e) != 2 || !json_is_boolean(cidr) ||
-		    !spec)
+		if (!json_is_object(e) || json_object_size(e) != 2u + (preset != NULL) ||
+		    !json_is_boolean(cidr) || !spec || (preset && !json_is_boolean(preset)) ||
+		    (json_is_true(cidr) && json_is_true(preset)))
 			return -1;
 		rq->allow[k].cidr = json_is_true(cidr);
+		rq->allow[k].preset = json_is_true(preset);
 		rq->allow[k].spec = spec;
 	}
 	rq->allow_n = json_array_size(a);

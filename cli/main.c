@@ -104,7 +104,10 @@ static const char usage_sandbox_opts[] =
 	"                       and protocol without one (repeatable; see Network below)\n"
 	"  --allow-cidr CIDR[:PORT]\n"
 	"                       the same for an IPv4 or IPv6 prefix or one address\n"
-	"                       (198.51.100.0/24:443, [2001:db8::1]:443, 2001:db8::/32)\n";
+	"                       (198.51.100.0/24:443, [2001:db8::1]:443, 2001:db8::/32)\n"
+	"  --allow-preset NAME  allow the names a package registry needs: pypi, npm,\n"
+	"                       crates, debian, github (repeatable; each name as\n"
+	"                       --allow-host; the list: share/sandboxio/presets/)\n";
 
 /* After the sandbox options, and the global ones. */
 static const char usage_sandbox_notes[] =

@@ -47,6 +47,7 @@ enum opt_id {
 	O_DRY_RUN,
 	O_ALLOW_HOST,
 	O_ALLOW_CIDR,
+	O_ALLOW_PRESET,
 	O_HOSTS_FILE,
 	O_CONFIG,
 	O_EFFECTIVE,
@@ -91,6 +92,7 @@ static const struct opt opts[] = {
 	{"dry-run", O_DRY_RUN, 0},
 	{"allow-host", O_ALLOW_HOST, 1},
 	{"allow-cidr", O_ALLOW_CIDR, 1},
+	{"allow-preset", O_ALLOW_PRESET, 1},
 	{"hosts-file", O_HOSTS_FILE, 1},
 	{"config", O_CONFIG, 1},
 	{"effective", O_EFFECTIVE, 0},
@@ -112,7 +114,7 @@ static const struct opt opts[] = {
 #define M_SANDBOX                                                                                  \
 	(M_COMMON | BIT(O_IMAGE) | BIT(O_TIMEOUT) | BIT(O_CREATE_TIMEOUT) | M_LIMITS |             \
 	 BIT(O_ENV) | BIT(O_TENANT) | BIT(O_WORKDIR) | BIT(O_TIER) | BIT(O_LIFETIME) |             \
-	 BIT(O_ALLOW_HOST) | BIT(O_ALLOW_CIDR))
+	 BIT(O_ALLOW_HOST) | BIT(O_ALLOW_CIDR) | BIT(O_ALLOW_PRESET))
 /* What a run is given besides its command: secrets, and their redaction. */
 #define M_RUN (BIT(O_SECRET) | BIT(O_SECRET_FILE) | BIT(O_NO_REDACT))
 
@@ -166,8 +168,8 @@ static int add_env(struct cli_opts *o, const char *kv)
 	return 0;
 }
 
-/* --allow-host and --allow-cidr, kept in the order given. */
-static int add_allow(struct cli_opts *o, int cidr, const char *spec)
+/* --allow-host, --allow-cidr and --allow-preset, kept in the order given. */
+static int add_allow(struct cli_opts *o, int cidr, int preset, const char *spec)
 {
 	struct cli_allow *grown = realloc(o->allow, (o->allow_n + 1) * sizeof(*grown));
 
@@ -177,6 +179,7 @@ static int add_allow(struct cli_opts *o, int cidr, const char *spec)
 	}
 	o->allow = grown;
 	o->allow[o->allow_n].cidr = cidr;
+	o->allow[o->allow_n].preset = preset;
 	o->allow[o->allow_n].spec = spec;
 	o->allow_n++;
 	return 0;
@@ -253,9 +256,11 @@ static int store(struct cli_opts *o, enum opt_id id, const char *val)
 		o->dry_run = 1;
 		break;
 	case O_ALLOW_HOST:
-		return add_allow(o, 0, val);
+		return add_allow(o, 0, 0, val);
 	case O_ALLOW_CIDR:
-		return add_allow(o, 1, val);
+		return add_allow(o, 1, 0, val);
+	case O_ALLOW_PRESET:
+		return add_allow(o, 0, 1, val);
 	case O_HOSTS_FILE:
 		o->hosts_file = val;
 		break;
@@ -633,8 +638,9 @@ static int set_allow(const struct cli_opts *o, sbx_policy *p)
 {
 	for (size_t k = 0; k < o->allow_n; k++) {
 		const struct cli_allow *a = &o->allow[k];
-		int rc = a->cidr ? sbx_policy_allow_cidr_spec(p, a->spec)
-				 : sbx_policy_allow_host_spec(p, a->spec);
+		int rc = a->cidr     ? sbx_policy_allow_cidr_spec(p, a->spec)
+			 : a->preset ? sbx_policy_allow_preset(p, a->spec)
+				     : sbx_policy_allow_host_spec(p, a->spec);
 
 		if (rc < 0) {
 			cli_print_lib_error(o);

@@ -97,6 +97,14 @@ static void requests(void **state)
 	assert_string_equal(rq.limit[SBX_LIMIT_OUTPUT], "1m");
 	assert_int_equal(rq.allow_n, 1);
 	assert_int_equal(rq.allow[0].cidr, 1);
+	assert_int_equal(rq.allow[0].preset, 0);
+	cli_dreq_free(&rq);
+	assert_int_equal(parse("{\"op\":\"create\",\"allow\":[{\"cidr\":false,\"spec\":\"pypi\","
+			       "\"preset\":true}]}",
+			       &rq, err),
+			 0);
+	assert_int_equal(rq.allow[0].preset, 1);
+	assert_int_equal(rq.allow[0].cidr, 0);
 	cli_dreq_free(&rq);
 
 	assert_int_equal(parse("{\"op\":\"list\"}", &rq, err), 0);
@@ -131,6 +139,15 @@ static void requests(void **state)
 		parse("{\"op\":\"create\",\"allow\":[{\"cidr\":1,\"spec\":\"x\",\"z\":1}]}", &rq,
 		      err),
 		-1);
+	/* "preset": a boolean, never with "cidr": true */
+	assert_int_equal(parse("{\"op\":\"create\",\"allow\":[{\"cidr\":false,\"spec\":\"x\","
+			       "\"preset\":1}]}",
+			       &rq, err),
+			 -1);
+	assert_int_equal(parse("{\"op\":\"create\",\"allow\":[{\"cidr\":true,\"spec\":\"x\","
+			       "\"preset\":true}]}",
+			       &rq, err),
+			 -1);
 }
 
 static void replies(void **state)
