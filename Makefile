@@ -374,6 +374,8 @@ install: all build/man/.stamp build/sandboxio.bash
 	install -m 0644 build/man/libsandboxio.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 0644 build/man/sandboxio-config.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 build/sandboxio.bash $(DESTDIR)$(BASHCOMPDIR)/sandboxio
+	install -d $(DESTDIR)$(PREFIX)/share/sandboxio/presets
+	install -m 0644 share/sandboxio/presets/egress.conf $(DESTDIR)$(PREFIX)/share/sandboxio/presets/
 	for u in sandboxio-serve.service sandboxio-daemon.service sandboxio-reap.service \
 		sandboxio-reap.timer; do \
 		sed 's|/usr/bin/sandboxio|$(BINDIR)/sandboxio|' packaging/systemd/$$u \
