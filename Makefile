@@ -175,7 +175,7 @@ contract: $(CANARY_BIN) $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-
 	@echo "== tests/cli/test_cli.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_cli.sh
 	@echo "== tests/cli/test_presets.sh"
-	@SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_presets.sh
+	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_presets.sh
 	@echo "== tests/cli/test_code.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_code.sh
 	@echo "== tests/cli/test_exec_tty.sh"

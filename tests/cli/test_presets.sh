@@ -1,10 +1,15 @@
 #!/bin/bash
-# tests/cli/test_presets.sh: --allow-preset on the command line, without a
-# daemon or dockerd: `sandboxio config --effective` shows the names a preset
-# expands to (each as --allow-host would add it, a wildcard by the names the
-# preset file pins for it), an unknown preset exits 125 naming the presets
-# there are, create's and run's --help list the option, and a narrowing
-# config's egress.presets permits exactly its presets' names.
+# tests/cli/test_presets.sh: --allow-preset on the command line:
+# `sandboxio config --effective` shows the names a preset expands to (each as
+# --allow-host would add it, a wildcard by the names the preset file pins for
+# it), an unknown preset exits 125 naming the presets there are, create's and
+# run's --help list the option, and a narrowing config's egress.presets
+# permits exactly its presets' names. Then, against dockerd (root, IPv4
+# forwarding, as the allowlist needs), a run with --allow-preset pins each
+# of the preset's names from a hosts file, exactly as --allow-host does; the
+# program only reads /etc/hosts, nothing is sent, and the addresses are
+# canary ones. Every sandbox is made under the tenant cli-presets-$$ and
+# none may be left.
 #
 # The last line is "N passed, N failed".
 set -u
@@ -12,6 +17,10 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 CLI=${SBX_CLI:-$root/build/sandboxio}
+if [ -z "${SANDBOXIO_INIT:-}" ] && [ -x "$root/build/sbx-init" ]; then
+	export SANDBOXIO_INIT=$root/build/sbx-init
+fi
+T=cli-presets-$$
 work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-presets-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 passed=0
@@ -82,6 +91,26 @@ printf '{"egress": {"presets": ["nosuch"]}}\n' >"$work/bad.json"
 cli --config "$work/bad.json" config --effective
 [ $rc -eq 125 ] && grep -q 'egress.presets\[0\].*unknown preset "nosuch"' "$work/err" &&
 	ok "a config naming an unknown preset is refused" || bad "egress.presets unknown"
+
+if [ "$(id -u)" -eq 0 ] && [ "$(cat /proc/sys/net/ipv4/ip_forward)" = 1 ]; then
+	# pypi's names on canary addresses (never contacted), and one name more.
+	printf '198.18.201.1 pypi.org\n198.18.201.2 files.pythonhosted.org\n198.18.201.3 evil.example\n' \
+		>"$work/hosts"
+	cli --hosts-file "$work/hosts" run --tenant "$T" --allow-preset pypi -- cat /etc/hosts
+	[ $rc -eq 0 ] && grep -q "^198\.18\.201\.1[[:space:]]*pypi\.org" "$work/out" &&
+		grep -q "^198\.18\.201\.2[[:space:]]*files\.pythonhosted\.org" "$work/out" &&
+		! grep -q "evil.example" "$work/out" &&
+		[ -z "$(docker ps -aq --filter "label=io.sandboxio.tenant=$T")" ] &&
+		ok "run --allow-preset pypi: both names pinned from the hosts file, no other, nothing left" ||
+		bad "run --allow-preset pinned"
+	cli --hosts-file "$work/hosts" run --tenant "$T" --allow-preset npm -- true
+	[ $rc -eq 125 ] && grep -q "registry.npmjs.org: the name has no address in the hosts file" "$work/err" &&
+		[ -z "$(docker ps -aq --filter "label=io.sandboxio.tenant=$T")" ] &&
+		ok "run --allow-preset npm: a name without an address refuses the create, no container" ||
+		bad "run --allow-preset npm unresolved"
+else
+	bad "the allowlist cases need root and IPv4 forwarding (uid $(id -u))"
+fi
 
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]
