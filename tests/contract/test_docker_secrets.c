@@ -369,10 +369,15 @@ static void test_engine_secrets__absent_from_inspect_and_events(void **state)
 	struct bg_run br = {.state = state};
 	char path[512], cpath[512];
 	json_t *c = NULL, *ids = NULL;
-	time_t since = time(NULL) - 1;
 	pthread_t t;
 	long st = 0;
+	struct timespec since;
 
+	/* The events from now on, to the nanosecond: the test before this one
+	 * runs the value in a command line on purpose (another sandbox must
+	 * print it back), and on the gvisor tier that run is an exec whose
+	 * event names its command within the same second. */
+	clock_gettime(CLOCK_REALTIME, &since);
 	/*
 	 * Inspect while the run goes on (the daemon forgets an exec once it
 	 * ends): the run waits for a file that is made only after. The exec
@@ -400,8 +405,8 @@ static void test_engine_secrets__absent_from_inspect_and_events(void **state)
 	assert_string_equal(br.r->stdout_data, "done\n");
 	sbx_result_free(br.r);
 	check_engine_text("container inspect", cpath);
-	snprintf(path, sizeof(path), "/events?since=%lld&until=%lld", (long long)since,
-		 (long long)time(NULL) + 1);
+	snprintf(path, sizeof(path), "/events?since=%lld.%09ld&until=%lld", (long long)since.tv_sec,
+		 since.tv_nsec, (long long)time(NULL) + 1);
 	check_engine_text("the daemon's events", path);
 }
 
