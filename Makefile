@@ -45,7 +45,7 @@ else
 CPPFLAGS += -D_FORTIFY_SOURCE=2
 endif
 LIBS := $(shell pkg-config --libs $(PKGS)) -lpthread
-TEST_LIBS := $(shell pkg-config --libs libmicrohttpd libnghttp2) -lcmocka
+TEST_LIBS := $(shell pkg-config --libs libmicrohttpd libnghttp2 libarchive) -lcmocka
 
 LIB_SRC := $(wildcard util/*.c core/*.c engine/*.c cgroups/*.c netpolicy/*.c remote/*.c \
 	remote/e2b/*.c remote/modal/*.c backends/*.c)
@@ -133,6 +133,8 @@ $(B)/libsandboxio.so: $(LIB_OBJ)
 # The CLI's `serve` speaks HTTP through libmicrohttpd, checks signed URLs
 # with libcrypto's SHA-256 and inflates gzip bodies with zlib.
 SERVE_LIBS := $(shell pkg-config --libs libmicrohttpd libcrypto zlib)
+# `cp` reads and writes its tar streams with libarchive.
+SERVE_LIBS += $(shell pkg-config --libs libarchive)
 $(B)/sandboxio-full: $(CLI_OBJ) $(B)/libsandboxio.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libsandboxio.a $(LIBS) $(SERVE_LIBS)
 
@@ -195,6 +197,8 @@ contract: $(CANARY_BIN) $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_serve_load.sh
 	@echo "== tests/cli/test_daemon.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_daemon.sh
+	@echo "== tests/cli/test_cp.sh"
+	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_cp.sh
 	@echo "== tests/sdk/run-e2b.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/sdk/run-e2b.sh
 	@echo "== tests/sdk/run-modal.sh"

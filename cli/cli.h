@@ -40,6 +40,7 @@ enum cli_cmd {
 	CMD_DOCTOR,
 	CMD_CONFIG,
 	CMD_MCP,
+	CMD_CP,
 	CMD_HELP
 };
 
@@ -227,6 +228,17 @@ void cli_serve_usage(int to_stderr);
 
 /* code.c: `sandboxio code`, dispatched as serve is (its own options). */
 int cmd_code(struct cli_opts *o, int argc, char **argv, int i);
+
+/* cp.c */
+/*
+ * cp-unpack.c: the tar stream of a copy out, read from fd to its end, into
+ * the current directory: the stream's one top name becomes local, or
+ * local/(path's last name) when local is a directory. Returns 0, or -1 with
+ * fail (fsize bytes) saying why; fd is read to its end either way.
+ */
+int cli_cp_unpack(int fd, const char *path, const char *local, char *fail, size_t fsize);
+int cmd_cp(const struct cli_opts *o);
+void cli_cp_usage(int to_stderr);
 void cli_code_usage(int to_stderr);
 /* daemon.c: `sandboxio daemon`, dispatched as serve is. */
 int cmd_daemon(struct cli_opts *o, int argc, char **argv, int i);

@@ -146,6 +146,8 @@ static unsigned long long mask_for(enum cli_cmd cmd)
 		return M_SANDBOX | BIT(O_EFFECTIVE);
 	case CMD_MCP:
 		return M_SANDBOX | M_RUN;
+	case CMD_CP:
+		return M_COMMON | BIT(O_TIMEOUT);
 	case CMD_HELP:
 		return BIT(O_HELP);
 	case CMD_NONE:
