@@ -351,7 +351,9 @@ via_daemon(struct cp *c, int fd, char **argv, int nargs, int in, uint64_t tmo, s
 	sbx_result r;
 	int rc;
 
-	t.json = 0;
+	/* Under --json the client keeps what the run printed (at most the
+	 * output cap) as it does for exec; freed below. Its errors are then
+	 * printed as JSON too. */
 	t.id = c->id;
 	t.args = argv;
 	t.nargs = nargs;
@@ -377,6 +379,8 @@ via_daemon(struct cp *c, int fd, char **argv, int nargs, int in, uint64_t tmo, s
 		oc->hit = r.limits_hit;
 		oc->output_cap = info.output_cap;
 	}
+	free(r.stdout_data);
+	free(r.stderr_data);
 	json_decref(reply);
 	return rc;
 }
@@ -618,6 +622,12 @@ int cmd_cp(const struct cli_opts *o)
 	rc = cli_run_timeout(o, &tmo);
 	if (rc)
 		return rc;
+	if (c.out && o->json && strcmp(dir, "-") == 0) {
+		cli_print_error(
+			o, SBX_EINVALID,
+			"cp: --json and a tar stream on stdout (-) cannot share it: give one");
+		return CLI_EXIT_FAIL;
+	}
 	if (strcmp(dir, "-") != 0 &&
 	    (!*base || strcmp(base, "..") == 0 || (strcmp(base, ".") == 0 && !c.out))) {
 		cli_print_error(o, SBX_EINVALID, "cp: %s: name a file or a directory by its name",
