@@ -310,7 +310,7 @@ int sbxs_user_ok(const char *name);
 /*
  * Whether sig signs a /files request (path and user as given in its query,
  * op "read" or "write") with token, unexpired at now_s when exp (unix
- * seconds, as given) is set. 0, or -1 with err.
+ * seconds, as given) is set; an empty path signs nothing. 0, or -1 with err.
  */
 int sbxs_signature_check(const char *path,
 			 const char *op,
