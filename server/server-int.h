@@ -16,6 +16,7 @@
  *   rest-create.c    REST: a NewSandbox and its creation
  *   rest-list.c      REST: listing, E2B's filters and pages
  *   rest-json.c      REST: how a sandbox is shown
+ *   rest-metrics.c   REST: a sandbox's metrics, from the library's usage
  *   rest-net.c       E2B's network fields as the library's allowlist
  *   envd.c           envd's routes: health, files, and process calls
  *   fs.c             envd's filesystem service
@@ -126,6 +127,9 @@ struct sbxs_box {
 	unsigned next_pid;
 	struct sbxs_proc *procs;
 	int watches; /* WatchDir streams running (server/watch.c) */
+	/* the CPU time read at the last metrics request, and when (rest-metrics.c) */
+	int64_t metrics_cpu_us;
+	uint64_t metrics_mono;
 };
 
 struct sbxs_handlers;
@@ -279,6 +283,9 @@ enum MHD_Result sbxs_rest(struct sbxs_server *srv,
 enum MHD_Result
 sbxs_rest_create(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
 enum MHD_Result sbxs_rest_list(struct sbxs_server *srv, struct MHD_Connection *c, int v2);
+/* GET /sandboxes/{id}/metrics (rest-metrics.c). */
+enum MHD_Result
+sbxs_rest_metrics(struct sbxs_server *srv, struct MHD_Connection *c, const char *id);
 /* Unix ms as an RFC 3339 JSON string. */
 json_t *sbxs_rfc3339(int64_t ms);
 /* A box as Sandbox (create, connect); as ListedSandbox, or SandboxDetail

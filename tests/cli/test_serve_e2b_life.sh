@@ -3,7 +3,7 @@
 # serve --api e2b` over a sandbox's life, at the wire, with curl: streamed
 # stdin behind a process that does not read (one deadline per SendInput,
 # its wait included), gzip uploads inflated only in the busy slot, signed
-# /files URLs that name no path, and the sandbox's metrics.
+# /files URLs that name no path, and a sandbox's metrics in E2B's shape.
 #
 # Runs $SBX_CLI (default build/sandboxio) serve on 127.0.0.1:0 with a key
 # file and --transfer-timeout 8 in a temporary directory; every sandbox is
@@ -229,6 +229,19 @@ sys.exit(0 if ok and earlier >= 2 else 1)
 EOF
 kill "$deaf" 2>/dev/null
 wait "$deaf" 2>/dev/null
+
+# ===== Metrics =====
+api GET "/sandboxes/$SIG_ID/metrics"
+[ "$status" = 200 ] && json 'len(d) == 1 and set(d[0]) == {"timestamp", "timestampUnix", "cpuCount", "cpuUsedPct", "memUsed", "memTotal", "diskUsed", "diskTotal"} and d[0]["memTotal"] == 512 << 20 and 0 < d[0]["memUsed"] < d[0]["memTotal"] and d[0]["cpuCount"] >= 1' &&
+	ok "GET /sandboxes/{id}/metrics: one sample in E2B's shape, memUsed within memTotal (the cap)" ||
+	bad "metrics"
+api GET "/sandboxes/$SIG_ID/metrics?start=yesterday"
+[ "$status" = 400 ] && json '"unix seconds" in d["message"]' && ok "metrics with a start that is not unix seconds: 400" ||
+	bad "metrics start"
+api POST "/sandboxes/$SIG_ID/metrics"
+[ "$status" = 405 ] && ok "POST on metrics: 405" || bad "metrics POST"
+api GET /sandboxes/abcdefghij0123456789/metrics
+[ "$status" = 404 ] && json 'd["code"] == 404' && ok "metrics of an unknown sandbox: 404" || bad "metrics 404"
 
 api DELETE "/sandboxes/$SIG_ID"
 [ "$status" = 204 ] && ok "the sandbox is killed" || bad "kill"

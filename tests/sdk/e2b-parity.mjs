@@ -274,6 +274,40 @@ await step('commands.sendStdin streamed', ['commands.sendStdin', 'commands.close
 		e && `${e.name} ${e.exitCode}`)
 })
 
+await step('metrics', ['getMetrics', 'Sandbox.getMetrics'], async () => {
+	const m = await Sandbox.create({ metadata, timeoutMs: 120_000 })
+	const before = await m.getMetrics()
+	check('getMetrics: one sample, E2B\'s fields, its memory cap as memTotal',
+		before.length === 1 && before[0].timestamp instanceof Date && before[0].cpuCount >= 1 &&
+			before[0].memTotal === 512 * 1024 * 1024 && before[0].memUsed > 0 &&
+			typeof before[0].cpuUsedPct === 'number', JSON.stringify(before))
+	// 100 MiB held by a process until the proof lets it go: it says so on its
+	// stdout and ends at a line on its stdin (the sandbox runs one command at
+	// a time, so a file call would wait for it).
+	const h = await m.commands.run(
+		"python3 -c \"import sys\nb=bytearray(100<<20)\nfor i in range(0,len(b),4096): b[i]=1\n" +
+			"print('held', flush=True)\nsys.stdin.readline()\"",
+		{ background: true, stdin: true })
+	for (let i = 0; i < 6000 && !h.stdout.includes('held'); i++)
+		await new Promise((r) => setTimeout(r, 100))
+	const held = await Sandbox.getMetrics(m.sandboxId)
+	await h.sendStdin('go\n')
+	await h.wait()
+	check('Sandbox.getMetrics while 100 MiB are held: memUsed above 100 MiB',
+		held.length === 1 && held[0].memUsed > 100 * 1024 * 1024, JSON.stringify(held))
+	await m.commands.run("python3 -c 'sum(range(30000000))'")
+	const busy = await m.getMetrics()
+	check('after a busy loop: cpuUsedPct above 0', busy.length === 1 && busy[0].cpuUsedPct > 0,
+		JSON.stringify(busy))
+	const none = await m.getMetrics({ end: new Date(Date.now() - 3600_000) })
+	check('a window that ended an hour ago: no sample', Array.isArray(none) && none.length === 0,
+		JSON.stringify(none))
+	await m.kill()
+	const gone = await thrown(() => Sandbox.getMetrics(m.sandboxId))
+	check('getMetrics of a killed sandbox: SandboxNotFoundError',
+		gone && gone.name === 'SandboxNotFoundError', gone && `${gone.name}: ${gone.message}`)
+})
+
 await step('a sandbox killed mid-command', ['commands.run (killed mid-command)'], async () => {
 	const other = await Sandbox.create({ metadata, timeoutMs: 120_000 })
 	const h = await other.commands.run('echo started; sleep 600', { background: true })
