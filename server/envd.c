@@ -642,6 +642,8 @@ enum MHD_Result sbxs_envd(struct sbxs_server *srv,
 
 		if (strcmp(m, "Start") == 0)
 			return sbxs_envd_start(srv, c, rq);
+		if (strcmp(m, "Connect") == 0)
+			return sbxs_envd_connect(srv, c, rq);
 		if (strcmp(m, "List") == 0 || strcmp(m, "SendInput") == 0 ||
 		    strcmp(m, "CloseStdin") == 0 || strcmp(m, "SendSignal") == 0)
 			return sbxs_envd_unary(srv, c, rq, m);

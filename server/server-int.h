@@ -106,6 +106,10 @@ struct sbxs_proc {
 	uint64_t last_sent;
 	int started, run_done, eos, reader_done;
 	enum sbxs_cancel cancel;
+	/* Process.Connect: a follower is a stream of another process's events
+	 * from its connect on (leader: a reference; not in box->procs); a
+	 * process lists its followers (weak: each unlinks itself). */
+	struct sbxs_proc *leader, *followers, *next_follower;
 };
 
 struct sbxs_box {
@@ -377,14 +381,20 @@ enum MHD_Result
 sbxs_envd_watch(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
 enum MHD_Result
 sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
+/* process.Process/Connect: a stream of a running process's events. */
+enum MHD_Result
+sbxs_envd_connect(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
 enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
 				struct MHD_Connection *c,
 				struct sbxs_req *rq,
 				const char *method);
 void sbxs_proc_free(struct sbxs_proc *pr);
 void sbxs_proc_unref(struct sbxs_proc *pr);
-/* Queues a frame for the client (mu held); NULL is a no-op. */
+/* Queues a frame for the client and a copy for each follower (mu held);
+ * NULL is a no-op. */
 void sbxs_push_locked(struct sbxs_proc *pr, struct sbxs_frame *f);
+/* Ends the streams of a process's followers (mu held). */
+void sbxs_followers_end_locked(struct sbxs_proc *pr);
 /* Stops a process: a waiting one is dropped, a running one killed. */
 void sbxs_cancel_proc(struct sbxs_proc *pr, enum sbxs_cancel why);
 /* stdin.c: the wrapper a command with streamed stdin runs under; the
