@@ -3,7 +3,8 @@
 # serve --api e2b` over a sandbox's life, at the wire, with curl: streamed
 # stdin behind a process that does not read (one deadline per SendInput,
 # its wait included), gzip uploads inflated only in the busy slot, signed
-# /files URLs that name no path, and a sandbox's metrics in E2B's shape.
+# /files URLs that name no path, Process.Connect to a running process, and
+# a sandbox's metrics in E2B's shape.
 #
 # Runs $SBX_CLI (default build/sandboxio) serve on 127.0.0.1:0 with a key
 # file and --transfer-timeout 8 in a temporary directory; every sandbox is
@@ -176,6 +177,69 @@ status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $SIG_ID" 
 [ "$status" = 400 ] && json '"gzip" in d["message"]' &&
 	ok "the same upload to the idle sandbox: 400, the gzip body is malformed" || bad "gzip idle"
 
+# ===== Process.Connect =====
+# A process that prints "before" and waits for a line; a Connect stream
+# follows it. A follower that goes away stops nothing: the process still
+# takes its input and ends with its own code on its Start stream.
+bg_start "$SIG_ID" "$SIG_TOK" '{"process":{"cmd":"/bin/sh","args":["-c","echo before; read x; echo after $x; exit 3"]},"stdin":true,"tag":"led"}' led.out
+led=$!
+until_box sig sh -c 'ls /tmp/.sbx-in-*.cmd >/dev/null 2>&1' || echo "     (the led process did not start)"
+"$PY" "$work/h.py" enc '{"process":{"tag":"led"}}' >"$work/conn.bin"
+curl -s -N -o "$work/conn.out" -H "E2b-Sandbox-Id: $SIG_ID" -H "X-Access-Token: $SIG_TOK" \
+	-H 'Content-Type: application/connect+json' --data-binary @"$work/conn.bin" \
+	"$URL/process.Process/Connect" &
+conn=$!
+for _ in $(seq 1 600); do
+	[ -s "$work/conn.out" ] && break
+	sleep 0.1
+done
+"$PY" - "$work/conn.out" <<'EOF2' && ok "Connect by tag: the stream opens with the process's start event" || { status=-; bad "connect start"; }
+import json, struct, sys
+d = open(sys.argv[1], "rb").read()
+n = struct.unpack(">I", d[1:5])[0]
+j = json.loads(d[5:5 + n])
+sys.exit(0 if d[0] == 0 and "pid" in j["event"]["start"] else 1)
+EOF2
+kill "$conn" 2>/dev/null
+wait "$conn" 2>/dev/null
+unary "$SIG_ID" "$SIG_TOK" SendInput '{"process":{"tag":"led"},"input":{"stdin":"Z28K"}}'
+s1=$status
+unary "$SIG_ID" "$SIG_TOK" CloseStdin '{"process":{"tag":"led"}}'
+wait "$led"
+"$PY" - "$work/led.out" <<'EOF2' && [ "$s1" = 200 ] && ok "a Connect stream that goes away stops nothing: the process takes its input and exits 3" || { status=$s1; bad "connect gone"; }
+import base64, json, struct, sys
+d = open(sys.argv[1], "rb").read()
+i, out, code = 0, b"", None
+while i + 5 <= len(d):
+    n = struct.unpack(">I", d[i + 1:i + 5])[0]
+    j = json.loads(d[i + 5:i + 5 + n])
+    i += 5 + n
+    ev = j.get("event", {})
+    out += base64.b64decode(ev.get("data", {}).get("stdout", ""))
+    if "end" in ev:
+        code = ev["end"].get("exitCode")
+sys.exit(0 if out == b"before\nafter go\n" and code == 3 else 1)
+EOF2
+"$PY" "$work/h.py" enc '{"process":{"pid":4242}}' >"$work/conn.bin"
+curl -s -o "$work/body" -H "E2b-Sandbox-Id: $SIG_ID" -H "X-Access-Token: $SIG_TOK" \
+	-H 'Content-Type: application/connect+json' --data-binary @"$work/conn.bin" \
+	"$URL/process.Process/Connect"
+grep -q '"not_found"' "$work/body" && grep -q 'pid 4242 not found' "$work/body" &&
+	ok "Connect to an unknown pid: the stream ends with not_found" || { status=-; bad "connect unknown"; }
+
+# ===== Metrics =====
+api GET "/sandboxes/$SIG_ID/metrics"
+[ "$status" = 200 ] && json 'len(d) == 1 and set(d[0]) == {"timestamp", "timestampUnix", "cpuCount", "cpuUsedPct", "memUsed", "memTotal", "diskUsed", "diskTotal"} and d[0]["memTotal"] == 512 << 20 and 0 < d[0]["memUsed"] < d[0]["memTotal"] and d[0]["cpuCount"] >= 1' &&
+	ok "GET /sandboxes/{id}/metrics: one sample in E2B's shape, memUsed within memTotal (the cap)" ||
+	bad "metrics"
+api GET "/sandboxes/$SIG_ID/metrics?start=yesterday"
+[ "$status" = 400 ] && json '"unix seconds" in d["message"]' && ok "metrics with a start that is not unix seconds: 400" ||
+	bad "metrics start"
+api POST "/sandboxes/$SIG_ID/metrics"
+[ "$status" = 405 ] && ok "POST on metrics: 405" || bad "metrics POST"
+api GET /sandboxes/abcdefghij0123456789/metrics
+[ "$status" = 404 ] && json 'd["code"] == 404' && ok "metrics of an unknown sandbox: 404" || bad "metrics 404"
+
 # ===== SendInput: one deadline for the wait and the write =====
 # A process that never reads its stdin; a first SendInput of 4 MiB fills the
 # pipes and blocks (seen as a cat writing to the input FIFO in the sandbox's
@@ -230,21 +294,14 @@ EOF
 kill "$deaf" 2>/dev/null
 wait "$deaf" 2>/dev/null
 
-# ===== Metrics =====
-api GET "/sandboxes/$SIG_ID/metrics"
-[ "$status" = 200 ] && json 'len(d) == 1 and set(d[0]) == {"timestamp", "timestampUnix", "cpuCount", "cpuUsedPct", "memUsed", "memTotal", "diskUsed", "diskTotal"} and d[0]["memTotal"] == 512 << 20 and 0 < d[0]["memUsed"] < d[0]["memTotal"] and d[0]["cpuCount"] >= 1' &&
-	ok "GET /sandboxes/{id}/metrics: one sample in E2B's shape, memUsed within memTotal (the cap)" ||
-	bad "metrics"
-api GET "/sandboxes/$SIG_ID/metrics?start=yesterday"
-[ "$status" = 400 ] && json '"unix seconds" in d["message"]' && ok "metrics with a start that is not unix seconds: 400" ||
-	bad "metrics start"
-api POST "/sandboxes/$SIG_ID/metrics"
-[ "$status" = 405 ] && ok "POST on metrics: 405" || bad "metrics POST"
-api GET /sandboxes/abcdefghij0123456789/metrics
-[ "$status" = 404 ] && json 'd["code"] == 404' && ok "metrics of an unknown sandbox: 404" || bad "metrics 404"
-
-api DELETE "/sandboxes/$SIG_ID"
-[ "$status" = 204 ] && ok "the sandbox is killed" || bad "kill"
+# The deaf process's client went away: its command, and on this backend
+# its sandbox, end (Docker cannot kill one exec).
+for _ in $(seq 1 600); do
+	api GET "/sandboxes/$SIG_ID"
+	[ "$status" = 404 ] && break
+	sleep 0.2
+done
+[ "$status" = 404 ] && ok "the client of the deaf process gone: its sandbox ends" || bad "client gone"
 
 kill -TERM "$server_pid"
 wait "$server_pid"

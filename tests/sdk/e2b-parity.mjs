@@ -2,7 +2,8 @@
 // pinned in package.json) against `sandboxio serve --api e2b`, for the calls
 // past the basic flow of e2b.mjs: the envd filesystem service (list with
 // depth, getInfo with envd's entry metadata, exists, makeDir, rename,
-// remove) and the REST API's list order, filters and pages, metrics,
+// remove), streamed stdin, commands.connect and commands.list from a second
+// Sandbox object, and the REST API's list order, filters and pages, metrics,
 // template existence, gzip uploads and signed file URLs.
 //
 // Run by tests/sdk/run-e2b.sh after e2b.mjs, with the same environment
@@ -306,6 +307,33 @@ await step('metrics', ['getMetrics', 'Sandbox.getMetrics'], async () => {
 	const gone = await thrown(() => Sandbox.getMetrics(m.sandboxId))
 	check('getMetrics of a killed sandbox: SandboxNotFoundError',
 		gone && gone.name === 'SandboxNotFoundError', gone && `${gone.name}: ${gone.message}`)
+})
+
+await step('commands.connect', ['commands.connect', 'commands.list', 'Sandbox.connect'], async () => {
+	const h1 = await sbx.commands.run(
+		"echo before; read x; echo after $x; exit 3", { background: true, stdin: true })
+	for (let i = 0; i < 6000 && !h1.stdout.includes('before'); i++)
+		await new Promise((r) => setTimeout(r, 100))
+	// A second SDK object of the same sandbox, as another program would hold.
+	const second = await Sandbox.connect(sbx.sandboxId)
+	const list = await second.commands.list()
+	check('commands.list from the second object shows the running process',
+		list.some((p) => p.pid === h1.pid && p.args.includes('echo before; read x; echo after $x; exit 3')),
+		JSON.stringify(list))
+	const h2 = await second.commands.connect(h1.pid)
+	check('commands.connect: the same pid', h2.pid === h1.pid, `${h2.pid} ${h1.pid}`)
+	// The process goes on only once the second object has connected.
+	await second.commands.sendStdin(h1.pid, 'go\n')
+	const e2 = await thrown(() => h2.wait())
+	const e1 = await thrown(() => h1.wait())
+	check('the connected handle gets the output from then on, the end and exit code 3',
+		e2 && e2.exitCode === 3 && h2.stdout === 'after go\n', e2 && `${e2.exitCode} ${JSON.stringify(h2.stdout)}`)
+	check('the first handle still gets the whole output and the same end',
+		e1 && e1.exitCode === 3 && h1.stdout === 'before\nafter go\n',
+		e1 && `${e1.exitCode} ${JSON.stringify(h1.stdout)}`)
+	const e3 = await thrown(() => second.commands.connect(h1.pid))
+	check('commands.connect to an ended process: NotFoundError-like error',
+		e3 && /not found/i.test(e3.message), e3 && `${e3.name}: ${e3.message}`)
 })
 
 await step('a sandbox killed mid-command', ['commands.run (killed mid-command)'], async () => {
