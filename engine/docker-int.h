@@ -130,6 +130,8 @@ int sbx__tty_exec_resize(struct sbx__docker *d,
 			 unsigned int rows,
 			 unsigned int cols);
 int sbx__docker_resize(void *state, void *box, unsigned int rows, unsigned int cols);
+/* The vtable's usage (engine/usage.c). */
+int sbx__docker_usage(void *state, void *box, sbx_usage *out);
 /* The reaper's halves (engine/reap.c): the vtable's reap_list,
  * reap_remove and reap_sweep. */
 int sbx__docker_reap_list(

@@ -986,4 +986,5 @@ const struct sbx__backend_ops sbx__docker_ops = {
 	.import_image = d_import_image,
 	.spawn = sbx__docker_spawn,
 	.resize = sbx__docker_resize,
+	.usage = sbx__docker_usage,
 };

@@ -16,6 +16,7 @@
  *   rest-create.c    REST: a NewSandbox and its creation
  *   rest-list.c      REST: listing, E2B's filters and pages
  *   rest-json.c      REST: how a sandbox is shown
+ *   rest-metrics.c   REST: a sandbox's metrics, from the library's usage
  *   rest-net.c       E2B's network fields as the library's allowlist
  *   envd.c           envd's routes: health, files, and process calls
  *   fs.c             envd's filesystem service
@@ -105,6 +106,10 @@ struct sbxs_proc {
 	uint64_t last_sent;
 	int started, run_done, eos, reader_done;
 	enum sbxs_cancel cancel;
+	/* Process.Connect: a follower is a stream of another process's events
+	 * from its connect on (leader: a reference; not in box->procs); a
+	 * process lists its followers (weak: each unlinks itself). */
+	struct sbxs_proc *leader, *followers, *next_follower;
 };
 
 struct sbxs_box {
@@ -126,6 +131,9 @@ struct sbxs_box {
 	unsigned next_pid;
 	struct sbxs_proc *procs;
 	int watches; /* WatchDir streams running (server/watch.c) */
+	/* the CPU time read at the last metrics request, and when (rest-metrics.c) */
+	int64_t metrics_cpu_us;
+	uint64_t metrics_mono;
 };
 
 struct sbxs_handlers;
@@ -279,6 +287,9 @@ enum MHD_Result sbxs_rest(struct sbxs_server *srv,
 enum MHD_Result
 sbxs_rest_create(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
 enum MHD_Result sbxs_rest_list(struct sbxs_server *srv, struct MHD_Connection *c, int v2);
+/* GET /sandboxes/{id}/metrics (rest-metrics.c). */
+enum MHD_Result
+sbxs_rest_metrics(struct sbxs_server *srv, struct MHD_Connection *c, const char *id);
 /* Unix ms as an RFC 3339 JSON string. */
 json_t *sbxs_rfc3339(int64_t ms);
 /* A box as Sandbox (create, connect); as ListedSandbox, or SandboxDetail
@@ -310,7 +321,7 @@ int sbxs_user_ok(const char *name);
 /*
  * Whether sig signs a /files request (path and user as given in its query,
  * op "read" or "write") with token, unexpired at now_s when exp (unix
- * seconds, as given) is set. 0, or -1 with err.
+ * seconds, as given) is set; an empty path signs nothing. 0, or -1 with err.
  */
 int sbxs_signature_check(const char *path,
 			 const char *op,
@@ -370,14 +381,20 @@ enum MHD_Result
 sbxs_envd_watch(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
 enum MHD_Result
 sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
+/* process.Process/Connect: a stream of a running process's events. */
+enum MHD_Result
+sbxs_envd_connect(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
 enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
 				struct MHD_Connection *c,
 				struct sbxs_req *rq,
 				const char *method);
 void sbxs_proc_free(struct sbxs_proc *pr);
 void sbxs_proc_unref(struct sbxs_proc *pr);
-/* Queues a frame for the client (mu held); NULL is a no-op. */
+/* Queues a frame for the client and a copy for each follower (mu held);
+ * NULL is a no-op. */
 void sbxs_push_locked(struct sbxs_proc *pr, struct sbxs_frame *f);
+/* Ends the streams of a process's followers (mu held). */
+void sbxs_followers_end_locked(struct sbxs_proc *pr);
 /* Stops a process: a waiting one is dropped, a running one killed. */
 void sbxs_cancel_proc(struct sbxs_proc *pr, enum sbxs_cancel why);
 /* stdin.c: the wrapper a command with streamed stdin runs under; the
