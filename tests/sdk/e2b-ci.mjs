@@ -38,7 +38,7 @@ async function step(name, fn) {
 		await fn()
 	} catch (e) {
 		failed++
-		console.log(`FAIL ${name}: threw ${e && e.name}: ${e && e.message}`)
+		console.log(`FAIL ${name}: threw ${e && e.name}: ${e && e.message}${e && e.cause ? ` (${e.cause.message || e.cause})` : ""}`)
 	}
 }
 
@@ -205,6 +205,38 @@ await step('env_vars are redacted', async () => {
 		all)
 })
 
+await step('port 49999 is the sandbox owner\'s', async () => {
+	const url = `${process.env.E2B_SANDBOX_URL}/contexts`
+	const headers = { 'E2b-Sandbox-Id': sbx.sandboxId, 'E2b-Sandbox-Port': '49999' }
+	const none = await fetch(url, { headers })
+	const wrong = await fetch(url, { headers: { ...headers, 'E2B-Traffic-Access-Token': 'f'.repeat(64) } })
+	const health = await fetch(`${process.env.E2B_SANDBOX_URL}/health`, { headers })
+	check('the code interpreter refuses a call without the sandbox\'s token, or with another (401); /health answers',
+		none.status === 401 && wrong.status === 401 && health.status === 200, `${none.status} ${wrong.status} ${health.status}`)
+	// The length alone is sent: the answer comes at the headers.
+	const big = await new Promise((resolve, reject) => {
+		const u = new URL(`${process.env.E2B_SANDBOX_URL}/execute`)
+		const req = http.request({
+			host: u.hostname, port: u.port, path: u.pathname, method: 'POST',
+			headers: { ...headers, 'X-Access-Token': sbx.envdAccessToken, 'Content-Type': 'application/json', 'Content-Length': String((1 << 20) + 1) },
+		}, (res) => {
+			res.resume()
+			req.destroy()
+			resolve(res.statusCode)
+		})
+		req.on('error', reject)
+		req.flushHeaders()
+	})
+	check('an /execute body over 1 MiB is refused with 413 at its headers', big === 413, `${big}`)
+	const bad = await fetch(`${process.env.E2B_SANDBOX_URL}/execute`, {
+		method: 'POST',
+		headers: { ...headers, 'X-Access-Token': sbx.envdAccessToken, 'Content-Type': 'application/json' },
+		body: JSON.stringify({ code: '1', language: 'r' }),
+	})
+	check('a language not served is a 400 naming it', bad.status === 400 && /language 'r'/.test(await bad.text()),
+		`${bad.status}`)
+})
+
 await step('restart and remove a context', async () => {
 	await sbx.runCode('y = 1', { context: ctx })
 	await sbx.restartCodeContext(ctx)
@@ -227,6 +259,19 @@ await step('kill', async () => {
 	const r = await engine('GET', `/containers/${cid}/json`)
 	check('Sandbox.kill() removes its container (the Engine says 404 for its id)', r.status === 404,
 		`${r.status}`)
+})
+
+await step('the sandbox\'s deadline', async () => {
+	// A sandbox of a 20 s life: its cell's deadline is what is left of it,
+	// so an endless cell is interrupted by the server, which says so.
+	const short = await Sandbox.create({ metadata: { suite, 'io.sandboxio.tenant': tenant }, timeoutMs: 20_000 })
+	try {
+		const e = await short.runCode('while True:\n    pass', { timeoutMs: 120_000 })
+		check('a cell past its deadline ends with an error named TimeoutError',
+			e.error && e.error.name === 'TimeoutError' && /deadline/.test(e.error.value), JSON.stringify(e.error))
+	} finally {
+		await short.kill()
+	}
 })
 
 console.log(`${passed} passed, ${failed} failed`)
