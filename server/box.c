@@ -122,6 +122,10 @@ void sbxs_box_free(struct sbxs_box *b)
 		b->srv->warn("serve: sandbox %s: %s", b->id, sbx_error_last()->message);
 	for (size_t k = 0; k < b->n_isecrets; k++)
 		sbx_secrets_free(b->isecrets[k]);
+	for (size_t k = 0; k < b->n_ivals; k++) {
+		explicit_bzero(b->ivals[k], b->ival_len[k]);
+		free(b->ivals[k]);
+	}
 	json_decref(b->metadata);
 	json_decref(b->network);
 	free(b->template_id);

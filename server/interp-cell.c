@@ -21,7 +21,10 @@
  * env_vars of a cell are given to the library as secrets: set in the
  * context's environment for that cell and the ones after it, and redacted
  * from every part of every result while the sandbox lives (the box keeps
- * the objects until it is freed, at most ISECRETS_MAX). The body (at most 1
+ * the objects until it is freed, at most ISECRETS_MAX). The library redacts
+ * each write of the stream on its own; the box also keeps the values (at
+ * most IVALS_MAX), so that a value written in pieces is redacted across
+ * the join (stream_feed_locked()). The body (at most 1
  * MiB) is parsed by jansson in parse_execute(), pure and fuzzed by
  * tests/fuzz/fuzz_e2bci.c.
  */
@@ -302,6 +305,8 @@ struct icell {
 	struct sbxs_frame *qh, *qt, *cur;
 	size_t qbytes, cur_off;
 	int eos, reader_done, running, interrupting, interrupted;
+	char *pend[2]; /* stdout, stderr: what may begin a known value */
+	size_t plen[2];
 };
 
 static void icell_free(struct icell *ce)
@@ -313,6 +318,11 @@ static void icell_free(struct icell *ce)
 		free(f);
 	}
 	free(ce->cur);
+	for (int k = 0; k < 2; k++) {
+		if (ce->pend[k])
+			explicit_bzero(ce->pend[k], ce->plen[k]);
+		free(ce->pend[k]);
+	}
 	if (ce->code)
 		explicit_bzero(ce->code, ce->code_len);
 	free(ce->code);
@@ -393,18 +403,134 @@ static json_t *bytes_json(const char *data, size_t len)
 	return j;
 }
 
+/* Replaces, in place, every whole known value in buf[0..*n) (of room cap)
+ * by the redaction mark, which may be longer than the value: a replacement
+ * without room is not made (the caller gives three times the text). */
+static void replace_values_locked(struct sbxs_box *b, char *buf, size_t *n, size_t cap)
+{
+	static const char mark[] = "<redacted>";
+	const size_t ml = sizeof(mark) - 1;
+
+	for (size_t k = 0; k < b->n_ivals; k++) {
+		const char *v = b->ivals[k];
+		size_t vl = b->ival_len[k], at = 0;
+		char *hit;
+
+		while (at < *n && (hit = memmem(buf + at, *n - at, v, vl))) {
+			size_t off = (size_t)(hit - buf);
+
+			if (*n - vl + ml > cap)
+				break; /* no room: cannot happen, see the caller */
+			memmove(buf + off + ml, buf + off + vl, *n - off - vl);
+			memcpy(buf + off, mark, ml);
+			*n = *n - vl + ml;
+			at = off + ml;
+		}
+	}
+}
+
+/* How many bytes at the end of buf[0..n) begin a known value: they are held
+ * until the next write shows whether the value follows. */
+static size_t held_tail_locked(struct sbxs_box *b, const char *buf, size_t n)
+{
+	size_t hold = 0;
+
+	for (size_t k = 0; k < b->n_ivals; k++) {
+		const char *v = b->ivals[k];
+		size_t vl = b->ival_len[k];
+		size_t from = n >= vl ? n - vl + 1 : 0;
+
+		for (size_t i = from; i < n && n - i > hold; i++)
+			if (buf[i] == v[0] && memcmp(buf + i, v, n - i) == 0) {
+				hold = n - i;
+				break;
+			}
+	}
+	return hold;
+}
+
+/*
+ * A write of the cell (mu held): the library redacts each write on its
+ * own, so a value written in two flushed pieces would pass in pieces. The
+ * text is joined to what was held of the stream before, the box's known
+ * values (every env_vars value given to its cells) are replaced across the
+ * join, and what may begin a value is held for the next write (or the
+ * end). Returns the text to send (malloc'd, *out_len), or NULL.
+ */
+static char *
+stream_feed_locked(struct icell *ce, int s, const char *data, size_t len, size_t *out_len)
+{
+	struct sbxs_box *b = ce->box;
+	size_t n = ce->plen[s] + len, cap = n * 3 + 16, hold;
+	char *buf = malloc(cap), *rest = NULL;
+
+	if (!buf)
+		return NULL;
+	if (ce->plen[s])
+		memcpy(buf, ce->pend[s], ce->plen[s]);
+	if (len)
+		memcpy(buf + ce->plen[s], data, len);
+	replace_values_locked(b, buf, &n, cap);
+	hold = data ? held_tail_locked(b, buf, n) : 0;
+	if (hold) {
+		rest = malloc(hold);
+		if (rest)
+			memcpy(rest, buf + n - hold, hold);
+		else
+			hold = 0;
+	}
+	if (ce->pend[s])
+		explicit_bzero(ce->pend[s], ce->plen[s]);
+	free(ce->pend[s]);
+	ce->pend[s] = rest;
+	ce->plen[s] = hold;
+	*out_len = n - hold;
+	return buf;
+}
+
+static void push_text_locked(struct icell *ce, int s, const char *text, size_t n)
+{
+	if (n)
+		push_locked(ce, json_pack("{s:s, s:o, s:o}", "type", s ? "stderr" : "stdout",
+					  "text", bytes_json(text, n), "timestamp", now_json()));
+}
+
 static void cell_output(int stream, const char *data, size_t len, void *payload)
 {
 	struct icell *ce = payload;
 	struct sbxs_server *srv = ce->box->srv;
+	int s = stream == SBX_STREAM_STDERR;
+	size_t n;
+	char *text;
 
 	pthread_mutex_lock(&srv->mu);
-	push_locked(ce, json_pack("{s:s, s:o, s:o}", "type",
-				  stream == SBX_STREAM_STDERR ? "stderr" : "stdout", "text",
-				  bytes_json(data, len), "timestamp", now_json()));
+	text = stream_feed_locked(ce, s, data, len, &n);
+	if (text) {
+		push_text_locked(ce, s, text, n);
+		explicit_bzero(text, n);
+		free(text);
+	}
 	while (ce->qbytes > ICELL_QUEUE_MAX && !ce->reader_done && !ce->box->retired)
 		sbxs_wait_until(&ce->cv, &srv->mu, sbx__mono_ms() + 1000);
 	pthread_mutex_unlock(&srv->mu);
+}
+
+/* What is held of the streams goes out at the cell's end (mu held). */
+static void streams_flush_locked(struct icell *ce)
+{
+	for (int s = 0; s < 2; s++) {
+		size_t n;
+		char *text;
+
+		if (!ce->plen[s])
+			continue;
+		text = stream_feed_locked(ce, s, NULL, 0, &n);
+		if (text) {
+			push_text_locked(ce, s, text, n);
+			explicit_bzero(text, n);
+			free(text);
+		}
+	}
 }
 
 static int on_cell_output(int stream, const char *data, size_t len, void *payload)
@@ -585,6 +711,7 @@ static void *icell_main(void *arg)
 		b->isecrets[b->n_isecrets++] = ce->sec;
 		ce->sec = NULL;
 	}
+	streams_flush_locked(ce);
 	push_end_locked(ce, rc, r, msg);
 	pthread_mutex_unlock(&srv->mu);
 	sbx_code_result_free(r);
@@ -689,6 +816,40 @@ static int cell_secrets(json_t *env, sbx_secrets **out, char *err, size_t esize)
 	return 0;
 }
 
+/* Keeps copies of a cell's env_vars values in its box, for the stream's
+ * joins (stream_feed_locked()); one already kept is not kept twice. 0, or
+ * -1 past IVALS_MAX values (or out of memory). */
+static int keep_values(struct sbxs_box *b, json_t *env)
+{
+	struct sbxs_server *srv = b->srv;
+	const char *k;
+	json_t *v;
+	int rc = 0;
+
+	pthread_mutex_lock(&srv->mu);
+	json_object_foreach(env, k, v)
+	{
+		const char *val = json_string_value(v);
+		size_t n = json_string_length(v), i;
+		char *copy;
+
+		for (i = 0; i < b->n_ivals; i++)
+			if (b->ival_len[i] == n && memcmp(b->ivals[i], val, n) == 0)
+				break;
+		if (i < b->n_ivals)
+			continue;
+		if (b->n_ivals >= IVALS_MAX || !(copy = malloc(n))) {
+			rc = -1;
+			break;
+		}
+		memcpy(copy, val, n);
+		b->ivals[b->n_ivals] = copy;
+		b->ival_len[b->n_ivals++] = n;
+	}
+	pthread_mutex_unlock(&srv->mu);
+	return rc;
+}
+
 enum MHD_Result
 sbxs_interp_execute(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq)
 {
@@ -730,6 +891,15 @@ sbxs_interp_execute(struct sbxs_server *srv, struct MHD_Connection *c, struct sb
 		json_decref(er.root);
 		icell_free(ce);
 		return sbxs_interp_error(c, 400, "%s", err);
+	}
+	if (er.env && keep_values(b, er.env) < 0) {
+		json_decref(er.root);
+		icell_free(ce);
+		return sbxs_interp_error(
+			c, 400,
+			"env_vars: this sandbox's cells were given more than %d values, "
+			"the bound of this server",
+			IVALS_MAX);
 	}
 	if (er.context_id)
 		snprintf(name, sizeof(name), "%s", er.context_id);

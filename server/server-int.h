@@ -67,6 +67,7 @@
 #define UNARY_BODY_MAX (23u << 20) /* one SendInput of the whole stdin, base64 */
 #define EXEC_BODY_MAX (1u << 20)   /* one /execute of the code interpreter */
 #define ISECRETS_MAX 64		   /* cells of a box given env_vars (server/interp-cell.c) */
+#define IVALS_MAX 256		   /* env_vars values a box keeps (server/interp-cell.c) */
 #define ICTX_MAX 32		   /* contexts a box keeps handles of (server/interp.c) */
 #define FILE_MAX (64u << 20)
 #define FILE_BODY_MAX (FILE_MAX + (64u << 10))
@@ -143,6 +144,9 @@ struct sbxs_box {
 	struct sbxs_ictx *ictxs;	     /* code contexts' handles (server/interp.c) */
 	sbx_secrets *isecrets[ISECRETS_MAX]; /* cells' env_vars, redacted while it lives */
 	size_t n_isecrets;
+	char *ivals[IVALS_MAX]; /* their values, for the stream's joins */
+	size_t ival_len[IVALS_MAX];
+	size_t n_ivals;
 };
 
 struct sbxs_handlers;

@@ -203,6 +203,19 @@ await step('env_vars are redacted', async () => {
 		!all.includes(secret) && e.logs.stdout.join('') === '<redacted>\n' && html && html.html.includes('<redacted>') &&
 			main && main.text.includes('<redacted>') && main.json && JSON.stringify(main.json).includes('<redacted>'),
 		all)
+	// The same value written in two flushed pieces, in a later cell (the
+	// value stays in the context's environment).
+	const pieces = []
+	const split = await sbx.runCode([
+		'import os, sys',
+		"v = os.environ['TOKEN']",
+		'sys.stdout.write(v[:7]); sys.stdout.flush()',
+		"sys.stdout.write(v[7:] + '\\n')",
+	].join('\n'), { onStdout: (m) => pieces.push(m.line) })
+	check('a value written in two flushed pieces is redacted from the stream too',
+		!JSON.stringify(split).includes(secret) && !pieces.join('').includes(secret) &&
+			pieces.join('') === '<redacted>\n' && split.logs.stdout.join('') === '<redacted>\n',
+		JSON.stringify({ pieces, logs: split.logs, error: split.error }))
 })
 
 await step('port 49999 is the sandbox owner\'s', async () => {
