@@ -6,17 +6,22 @@
  * (parse_new_context()) and the path of a context's call with its method
  * (parse_context_path()); and what the stream makes of a cell's display
  * items, which a cell chooses (results_json(): the grouping into the SDK's
- * results, PNG in base64, JSON parsed back).
+ * results, PNG in base64, JSON parsed back), and the join of a cell's
+ * streamed writes (stream_feed_locked()), which a cell chooses too.
  *
  * The .c files are included so that their static functions are reached
  * without changing them; no daemon is started. The first byte chooses the
  * parser; the rest is its input (for a path: the method up to the first
  * newline, then the path; for display items: records of a type byte, a
- * length byte and that many bytes). Invariants besides the sanitizers': a
+ * length byte and that many bytes; for a stream: two values of a length
+ * byte (4 to 19) and their bytes, then writes of a length byte and their
+ * bytes). Invariants besides the sanitizers': a
  * refusal says why; a parsed /execute has its code, never both a context
  * and a language, a language the library has, and a context id of the
  * library's form; a context path's id is of that form; every result is an
- * object of type "result" whose PNG decodes back to the item's bytes.
+ * object of type "result" whose PNG decodes back to the item's bytes; the
+ * text a stream sends, whole, holds no known value however the writes
+ * were cut.
  */
 #include "server/interp-cell.c"
 #include "server/interp.c"
@@ -88,6 +93,60 @@ static void fuzz_results(const uint8_t *p, size_t n)
 		free(items[i].data);
 }
 
+static void fuzz_stream(const uint8_t *p, size_t n)
+{
+	struct sbxs_server srv = {0};
+	struct sbxs_box box = {0};
+	struct icell ce = {0};
+	char *sent = NULL, *text;
+	size_t slen = 0, tl;
+
+	box.srv = &srv;
+	ce.box = &box;
+	ce.reader_done = 1; /* push_locked() drops the lines: only the text counts */
+	for (int k = 0; k < 2; k++) {
+		size_t vl;
+
+		if (n < 1)
+			return;
+		vl = 4 + p[0] % 16;
+		if (n < 1 + vl)
+			return;
+		box.ivals[box.n_ivals] = (char *)p + 1;
+		box.ival_len[box.n_ivals++] = vl;
+		p += 1 + vl;
+		n -= 1 + vl;
+	}
+	for (int last = 0; !last;) {
+		size_t wl = 0;
+
+		if (n >= 1) {
+			wl = p[0] < n - 1 ? p[0] : n - 1;
+			text = stream_feed_locked(&ce, 0, (const char *)p + 1, wl, &tl);
+			p += 1 + wl;
+			n -= 1 + wl;
+		} else {
+			text = stream_feed_locked(&ce, 0, NULL, 0, &tl);
+			last = 1;
+		}
+		if (!text)
+			abort();
+		sent = realloc(sent, slen + tl + 1);
+		if (!sent)
+			abort();
+		memcpy(sent + slen, text, tl);
+		slen += tl;
+		free(text);
+	}
+	/* A value inside the mark itself ("dact" in "<redacted>") is the mark's. */
+	for (size_t k = 0; k < box.n_ivals; k++)
+		if (!memmem("<redacted>", 10, box.ivals[k], box.ival_len[k]) &&
+		    memmem(sent, slen, box.ivals[k], box.ival_len[k]))
+			abort();
+	free(sent);
+	free(ce.pend[0]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[1024] = "";
@@ -98,7 +157,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	body = (const char *)data + 1;
 	len = size - 1;
-	switch (data[0] % 4) {
+	switch (data[0] % 5) {
 	case 0: {
 		struct exec_req er;
 
@@ -148,8 +207,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(s);
 		break;
 	}
-	default:
+	case 3:
 		fuzz_results(data + 1, size - 1);
+		break;
+	default:
+		fuzz_stream(data + 1, size - 1);
 		break;
 	}
 	return 0;
