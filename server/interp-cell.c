@@ -40,6 +40,7 @@
 
 #include "server/server-int.h"
 #include "util/base64.h"
+#include "util/json-text.h"
 
 #define ICELL_QUEUE_MAX (1u << 20)
 #define DEFAULT_PREFIX "e2b-default-"
@@ -388,19 +389,12 @@ static json_t *now_json(void)
 	return sbxs_rfc3339((int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000);
 }
 
-/* Any bytes as a JSON string (invalid UTF-8 replaced). */
+/* Any bytes as a JSON string (invalid UTF-8 replaced, NUL kept). */
 static json_t *bytes_json(const char *data, size_t len)
 {
-	char *t = malloc(len + 1);
-	json_t *j;
+	json_t *j = sbx__json_text(data, len, NULL);
 
-	if (!t)
-		return NULL;
-	memcpy(t, data, len);
-	t[len] = '\0';
-	j = sbxs_jtext(t);
-	free(t);
-	return j;
+	return j ? j : json_string("");
 }
 
 /* Replaces, in place, every whole known value in buf[0..*n) (of room cap)
