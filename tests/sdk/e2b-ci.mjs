@@ -5,7 +5,7 @@
 //
 // Run by tests/sdk/run-e2b.sh (the same environment as e2b.mjs). Checks:
 // state kept between cells of the default context ('x = 41', then 'x + 1'
-// is "42"); a matplotlib figure comes back as a PNG; a new context is a
+// is "42"), and of bash's; a matplotlib figure comes back as a PNG; a new context is a
 // namespace of its own (NameError with its name and value); an endless
 // cell stopped by the SDK's timeoutMs is interrupted and the context's next
 // cell runs with its state; onStdout lines arrive while the cell runs (the
@@ -126,6 +126,14 @@ await step('a matplotlib figure', async () => {
 	check('a matplotlib plot returns a PNG result (its magic after base64)',
 		bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
 		JSON.stringify({ error: e.error, formats: e.results.map((r) => r.formats()) }))
+})
+
+await step('bash', async () => {
+	const a = await sbx.runCode('N=41; echo "n is $N"', { language: 'bash' })
+	const b = await sbx.runCode('echo $((N + 1)); (exit 3)', { language: 'bash' })
+	check("language 'bash' runs in bash's default context, which keeps its variables",
+		a.logs.stdout.join('') === 'n is 41\n' && b.logs.stdout.join('') === '42\n', JSON.stringify({ a, b }))
+	check("a bash cell's status is its error", b.error && b.error.name === 'ExitCode', JSON.stringify(b.error))
 })
 
 let ctx
