@@ -40,6 +40,7 @@
 #include "netpolicy/netpolicy-int.h"
 #include "util/cleanup.h"
 #include "util/error-int.h"
+#include "util/time.h"
 
 #define CAP_NET_ADMIN_BIT 12
 #define CAP_SYS_ADMIN_BIT 21
@@ -47,9 +48,16 @@
 #define NP_LOCK_DIR "/run/sandboxio"
 #define NP_LOCK_PATH NP_LOCK_DIR "/netpolicy.lock"
 
-/* Takes the host-wide lock (see the top); returns its descriptor. */
-static int host_lock(void)
+/*
+ * Takes the host-wide lock (see the top); returns its descriptor. With a
+ * deadline (not 0) it gives up with SBX_ETIMEOUT once the deadline passes,
+ * as the uid lock does (engine/uid.c): a holder that is slow or stopped (a
+ * `sandboxio reap` suspended at a terminal) must not hold a create past its
+ * own deadline. Without one (removals, the sweep) it waits.
+ */
+static int host_lock(uint64_t deadline)
 {
+	unsigned wait_us = 1000;
 	int fd;
 
 	if (mkdir(NP_LOCK_DIR, 0755) < 0 && errno != EEXIST)
@@ -59,11 +67,25 @@ static int host_lock(void)
 	if (fd < 0)
 		return sbx__error_os(SBX_EUNSUPPORTED, errno, "allowlist lock: open %s",
 				     NP_LOCK_PATH);
-	while (flock(fd, LOCK_EX) < 0) {
+	while (flock(fd, deadline ? LOCK_EX | LOCK_NB : LOCK_EX) < 0) {
 		int e = errno;
 
 		if (e == EINTR)
 			continue;
+		if (e == EWOULDBLOCK && deadline) {
+			if (sbx__mono_ms() >= deadline) {
+				close(fd);
+				return sbx__error_set(SBX_ETIMEOUT, SBX_ERRCLASS_NETPOLICY,
+						      "create: the create deadline passed while "
+						      "waiting for the allowlist lock %s, held by "
+						      "another create, close or sweep",
+						      NP_LOCK_PATH);
+			}
+			usleep(wait_us);
+			if (wait_us < 32000)
+				wait_us *= 2;
+			continue;
+		}
 		close(fd);
 		return sbx__error_os(SBX_EUNSUPPORTED, e, "allowlist lock: lock %s", NP_LOCK_PATH);
 	}
@@ -391,9 +413,12 @@ static int attach_locked(const char *session, pid_t pid, const struct sbx__np_pl
 	return 0;
 }
 
-int sbx__netpolicy_attach(const char *session, pid_t pid, const struct sbx__np_plan *plan)
+int sbx__netpolicy_attach(const char *session,
+			  pid_t pid,
+			  const struct sbx__np_plan *plan,
+			  uint64_t deadline)
 {
-	int lk = host_lock(), rc;
+	int lk = host_lock(deadline), rc;
 
 	if (lk < 0)
 		return lk;
@@ -421,7 +446,7 @@ int sbx__netpolicy_detach(const char *session)
 
 	if (sbx__netpolicy_name(name, session) < 0)
 		return 0; /* not a session of ours: nothing was made for it */
-	if ((lk = host_lock()) < 0)
+	if ((lk = host_lock(0)) < 0)
 		return lk;
 	rc = detach_locked(session);
 	host_unlock(lk);
@@ -483,7 +508,7 @@ int sbx__netpolicy_sweep(sbx_np_alive_cb alive, void *payload)
 
 	if (!have_caps())
 		return 0;
-	if ((lk = host_lock()) < 0)
+	if ((lk = host_lock(0)) < 0)
 		return lk;
 	rc = sweep_locked(alive, payload);
 	host_unlock(lk);
