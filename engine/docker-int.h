@@ -78,6 +78,11 @@ struct sbx__docker_box {
  * (engine/tiers.c). Returns 0 or SBX_EUNSUPPORTED. */
 int sbx__docker_tier_check(const struct sbx__docker *d, const sbx_policy *p);
 
+/* What a policy's tier adds to a create request's HostConfig hc (its
+ * runtime, and on the gvisor tier the pids cap as RLIMIT_NPROC). Returns 0
+ * or SBX_ENOMEM. */
+int sbx__docker_tier_hostconfig(const sbx_policy *p, json_t *hc);
+
 int sbx__docker_call(struct sbx__docker *d,
 		     const char *method,
 		     const char *path,
