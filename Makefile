@@ -45,7 +45,7 @@ else
 CPPFLAGS += -D_FORTIFY_SOURCE=2
 endif
 LIBS := $(shell pkg-config --libs $(PKGS)) -lpthread
-TEST_LIBS := $(shell pkg-config --libs libmicrohttpd libnghttp2) -lcmocka
+TEST_LIBS := $(shell pkg-config --libs libmicrohttpd libnghttp2 libarchive) -lcmocka
 
 LIB_SRC := $(wildcard util/*.c core/*.c engine/*.c cgroups/*.c netpolicy/*.c remote/*.c \
 	remote/e2b/*.c remote/modal/*.c backends/*.c)
@@ -133,8 +133,19 @@ $(B)/libsandboxio.so: $(LIB_OBJ)
 # The CLI's `serve` speaks HTTP through libmicrohttpd, checks signed URLs
 # with libcrypto's SHA-256 and inflates gzip bodies with zlib.
 SERVE_LIBS := $(shell pkg-config --libs libmicrohttpd libcrypto zlib)
-$(B)/sandboxio: $(CLI_OBJ) $(B)/libsandboxio.a
+# `cp` reads and writes its tar streams with libarchive.
+SERVE_LIBS += $(shell pkg-config --libs libarchive)
+$(B)/sandboxio-full: $(CLI_OBJ) $(B)/libsandboxio.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(B)/libsandboxio.a $(LIBS) $(SERVE_LIBS)
+
+# The command users call (cli/front/main.c): exec through the daemon in a
+# program of libc and jansson alone, sandboxio-full for everything else.
+# A use of the engine's libraries by these objects fails the link.
+FRONT_OBJ := $(addprefix $(B)/obj/cli/,front/main.o options.o output.o signals.o io.o dclient.o \
+	dproto.o report.o)
+$(B)/sandboxio: $(FRONT_OBJ) $(B)/libsandboxio.a $(B)/sandboxio-full
+	$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $(FRONT_OBJ) $(B)/libsandboxio.a \
+		$(shell pkg-config --libs jansson)
 
 build/sbx-init: $(INIT_OBJ)
 	$(CC) -static -o $@ $^ -lseccomp -lcap
@@ -182,10 +193,14 @@ contract: $(CANARY_BIN) $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_exec_tty.sh
 	@echo "== tests/cli/test_serve_e2b.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_serve_e2b.sh
+	@echo "== tests/cli/test_serve_e2b_life.sh"
+	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_serve_e2b_life.sh
 	@echo "== tests/cli/test_serve_load.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_serve_load.sh
 	@echo "== tests/cli/test_daemon.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_daemon.sh
+	@echo "== tests/cli/test_cp.sh"
+	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_cp.sh
 	@echo "== tests/sdk/run-e2b.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/sdk/run-e2b.sh
 	@echo "== tests/sdk/run-modal.sh"
@@ -366,6 +381,7 @@ install: all build/man/.stamp build/sandboxio.bash
 		packaging/sandboxio.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/sandboxio.pc
 	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/sandboxio.pc
 	install -m 0755 build/sbx-init $(DESTDIR)$(LIBEXECDIR)/sbx-init
+	install -m 0755 $(B)/sandboxio-full $(DESTDIR)$(LIBEXECDIR)/sandboxio-full
 	install -m 0644 build/sbx-resolv.conf $(DESTDIR)$(LIBEXECDIR)/sbx-resolv.conf
 	install -m 0755 scripts/mkimage.sh $(DESTDIR)$(LIBEXECDIR)/mkimage.sh
 	install -m 0644 include/sandboxio.h $(DESTDIR)$(INCLUDEDIR)/

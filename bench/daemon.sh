@@ -4,11 +4,16 @@
 #   sandboxio exec ID -- true     through `sandboxio daemon` (the init's channel)
 #   docker exec -u 1000:1000 ID true
 #   sandboxio --no-daemon exec ID -- true   (the direct path: docker exec)
-#   sandboxio version             (the floor: the command's own start)
+#   sandboxio-full exec ID -- true  (through the daemon, but the command
+#                                 proper, which loads the engine's libraries,
+#                                 instead of its front: cli/front/main.c)
+#   sandboxio version             (the front, then sandboxio-full: the floor
+#                                 of any command the front does not serve)
 # $N runs each (hyperfine, 3 warm-ups), one sandbox made through the daemon
 # on a socket of a private directory; every number is a whole process
 # started by hyperfine, the command's own start included. Prints medians and
-# the ratios daemon / docker-exec (target 0.1 or less) and daemon / direct.
+# the ratios daemon / docker-exec (target 0.1 or less), daemon / direct and
+# daemon / full-daemon (what the front saves).
 # Run alone (bench/daemon.sh) or from bench/run.sh.
 set -eu
 cd "$(dirname "$0")/.."
@@ -39,14 +44,17 @@ hyperfine -N --style basic --warmup 3 --runs "$N" --export-json "$out/j.json" \
 	-n daemon "build/sandboxio exec $id -- true" \
 	-n docker-exec "docker exec -u 1000:1000 $id true" \
 	-n direct "build/sandboxio --no-daemon exec $id -- true" \
+	-n full-daemon "build/sandboxio-full exec $id -- true" \
 	-n start "build/sandboxio version" >/dev/null
 /usr/bin/python3 - "$out/j.json" <<'PYEOF'
 import json, sys
 r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
 med = lambda k: r[k]["median"] * 1e3
 d, e, n, s = med("daemon"), med("docker-exec"), med("direct"), med("start")
+f = med("full-daemon")
 print("(k) daemon   %7.2f ms  %-11s %7.2f ms  ratio %.3f" % (d, "docker-exec", e, d / e))
 print("(k) daemon   %7.2f ms  %-11s %7.2f ms  ratio %.3f" % (d, "direct", n, d / n))
+print("(k) daemon   %7.2f ms  %-11s %7.2f ms  ratio %.3f" % (d, "full-daemon", f, d / f))
 print("(k) direct   %7.2f ms  %-11s %7.2f ms  ratio %.3f" % (n, "docker-exec", e, n / e))
 print("(k) start    %7.2f ms  (sandboxio version: the floor of any command)" % s)
 PYEOF

@@ -8,6 +8,10 @@
 #   (i) modal: `sandboxio --backend modal run -- true` against the official
 #       Modal JavaScript SDK (bench/modal-sdk.mjs: app, image, create, exec
 #       true, terminate), both through tests/fakes/modal/run-double
+#   (l) the code interpreter: a cell in a warm context through the official
+#       @e2b/code-interpreter SDK against commands.run of a fresh python3 -c
+#       through the official E2B SDK, one sandbox of `sandboxio serve --api
+#       e2b` (bench/e2b-ci-sdk.mjs: a trivial cell, and one using pandas)
 # Whole-process timings (hyperfine), $RUNS each; prints medians and the ratio
 # sandboxio / SDK. Needs root (the servers' default network), node and
 # tests/sdk/node_modules (npm install --no-save in tests/sdk).
@@ -52,6 +56,9 @@ E2B_API_KEY=$(cat "$out/key") E2B_API_URL=$url E2B_SANDBOX_URL=$url \
 	-n sandboxio "$SBX_CLI --backend e2b run -- true" \
 	-n e2b-sdk "node bench/e2b-sdk.mjs" >/dev/null
 report "$out/h.json" sandboxio e2b-sdk h
+
+echo "== (l) code interpreter: a warm cell against a fresh python3 -c, one sandbox, $RUNS calls each"
+E2B_API_KEY=$(cat "$out/key") E2B_API_URL=$url E2B_SANDBOX_URL=$url RUNS=$RUNS node bench/e2b-ci-sdk.mjs
 
 echo "== (i) modal: create + exec true + terminate through the Modal double, $RUNS runs each"
 export MODAL_TOKEN_ID="ak-bench$$" MODAL_TOKEN_SECRET="as-bench$$"

@@ -23,7 +23,8 @@
 #       the default image (bench/crun.sh; dockerd is not reconfigured)
 #   (h), (i) as root only: the e2b and modal backends against the official
 #       E2B and Modal JavaScript SDKs, through the same local servers
-#       (bench/remote.sh)
+#       (bench/remote.sh); (l) there too: a warm cell of the code
+#       interpreter's API against a fresh python3 -c, both official SDKs
 #   (j) where runsc is registered: the gvisor tier against the container
 #       tier (one-shot, and runs in a live sandbox over the channel), and
 #       against docker's own `--runtime=runsc` run and exec; idle memory of

@@ -48,6 +48,8 @@ typedef struct {
 	int64_t cpu_usage_us;
 	/* nr_throttled of cpu.stat */
 	int64_t nr_throttled;
+	/* bytes now: v1 memory.usage_in_bytes, v2 memory.current; -2 unknown */
+	int64_t memory_current;
 } sbx_cgroup_usage;
 
 /*

@@ -568,11 +568,18 @@ int sbx__cgroup_read_usage(sbx_cgroup_usage *out, const char *root, const char *
 		rc = cg_optional(rc, &u.memory_peak);
 		if (rc == 0)
 			rc = cg_optional(
+				cg_read_value(dir, "memory.usage_in_bytes", 0, &u.memory_current),
+				&u.memory_current);
+		if (rc == 0)
+			rc = cg_optional(
 				cg_read_key(dir, "memory.oom_control", "oom_kill", &u.oom_kills),
 				&u.oom_kills);
 	} else {
 		rc = cg_read_value(dir, "memory.peak", 0, &u.memory_peak);
 		rc = cg_optional(rc, &u.memory_peak);
+		if (rc == 0)
+			rc = cg_optional(cg_read_value(dir, "memory.current", 0, &u.memory_current),
+					 &u.memory_current);
 		if (rc == 0)
 			rc = cg_optional(
 				cg_read_key(dir, "memory.events", "oom_kill", &u.oom_kills),

@@ -40,6 +40,7 @@ enum cli_cmd {
 	CMD_DOCTOR,
 	CMD_CONFIG,
 	CMD_MCP,
+	CMD_CP,
 	CMD_HELP
 };
 
@@ -105,12 +106,14 @@ struct cli_opts {
 int cli_parse_global(struct cli_opts *o, int argc, char **argv, int *i);
 int cli_parse_command(struct cli_opts *o, int argc, char **argv, int *i);
 void cli_opts_free(struct cli_opts *o);
+int cli_run_timeout(const struct cli_opts *o, uint64_t *ms);
+const char *cli_backend_name(const struct cli_opts *o);
+
+/* policy.c */
 int cli_build_policy(const struct cli_opts *o,
 		     const sbx_config *cfg,
 		     sbx_policy **out,
 		     sbx_policy **effective);
-int cli_run_timeout(const struct cli_opts *o, uint64_t *ms);
-const char *cli_backend_name(const struct cli_opts *o);
 
 /* secret.c */
 int cli_secrets_load(struct cli_opts *o);
@@ -129,6 +132,35 @@ struct cli_capture {
 };
 void cli_capture_errors(struct cli_capture *c);
 
+/* report.c: the report of a run (the daemon's exec included). */
+#define CLI_EXIT_PIPE 141 /* our stdout went away: as a shell reports SIGPIPE */
+struct cli_stream {
+	int json;
+	uint64_t shown[3]; /* by stream number */
+	char last[3];	   /* the last byte shown, by stream number */
+	int broken;	   /* writing our stdout or stderr failed: the run was canceled */
+};
+
+/* What the report needs to know besides the result. */
+struct cli_run_info {
+	const char *id;
+	uint64_t spans_dropped; /* sbx_backend_spans_dropped() when reported */
+	const char *backend;
+	const char *tier; /* its name, or NULL */
+	int64_t memory_cap;
+	int64_t output_cap;
+	uint64_t timeout_ms;
+	const char *what; /* the program, for messages */
+};
+/* The streaming callback (sbx_output_cb); payload a struct cli_stream. */
+int cli_on_output(int stream, const char *data, size_t len, void *payload);
+int cli_report(const struct cli_opts *o,
+	       const sbx_result *r,
+	       const struct cli_run_info *ri,
+	       const struct cli_stream *c);
+/* Reports the signal that cut the command short; returns 128+N. */
+int cli_interrupted(const struct cli_opts *o, const char *what);
+
 /* tty.c: -i and -t of exec and run. check refuses what cannot be done (before any
  * sandbox is touched); options fills the run's; begin puts our terminal in
  * raw mode and passes window sizes on to s until end, which restores it. */
@@ -145,9 +177,13 @@ int cli_exe_dir(char *buf, size_t size);
 /* signals.c */
 int cli_signals_install(void);
 int cli_signal_pending(void);
+/* The read end of the signals' self-pipe (cli/watch.c), or -1 before install. */
+int cli_signal_fd(void);
 int cli_signal_exit(void);
 void cli_signals_block(void);
 void cli_signals_unblock(void);
+
+/* watch.c */
 int cli_watch_start(sbx_sandbox *s);
 void cli_watch_stop(void);
 
@@ -192,6 +228,17 @@ void cli_serve_usage(int to_stderr);
 
 /* code.c: `sandboxio code`, dispatched as serve is (its own options). */
 int cmd_code(struct cli_opts *o, int argc, char **argv, int i);
+
+/* cp.c */
+/*
+ * cp-unpack.c: the tar stream of a copy out, read from fd to its end, into
+ * the current directory: the stream's one top name becomes local, or
+ * local/(path's last name) when local is a directory. Returns 0, or -1 with
+ * fail (fsize bytes) saying why; fd is read to its end either way.
+ */
+int cli_cp_unpack(int fd, const char *path, const char *local, char *fail, size_t fsize);
+int cmd_cp(const struct cli_opts *o);
+void cli_cp_usage(int to_stderr);
 void cli_code_usage(int to_stderr);
 /* daemon.c: `sandboxio daemon`, dispatched as serve is. */
 int cmd_daemon(struct cli_opts *o, int argc, char **argv, int i);

@@ -54,6 +54,10 @@ int cli_daemon_exec(const struct cli_opts *o,
 		    struct cli_dexec_info *info,
 		    json_t **reply);
 
+/* exec on fd and its report (cli/report.c): what a direct exec prints of a
+ * run, from the daemon's answer. req is taken. Returns the exit status. */
+int cli_exec_daemon(const struct cli_opts *o, int fd, json_t *req);
+
 /* kill: on a connection of its own to the daemon cli_daemon_open() chose.
  * -1 with *code and msg (the daemon's message, or why it did not answer). */
 int cli_daemon_kill(const char *id, int *code, char *msg, size_t size);

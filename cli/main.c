@@ -34,6 +34,7 @@ static const char usage_main[] =
 	"  create [OPTIONS]                      create a sandbox and print its id\n"
 	"  exec [OPTIONS] ID [--] COMMAND [ARG...]  run COMMAND in a sandbox made by create\n"
 	"  code [OPTIONS] ID [--] CODE|-         run a cell in a code context of a sandbox\n"
+	"  cp [OPTIONS] SRC DEST                 copy files out of a sandbox or into it\n"
 	"  rm ID [ID...]                         remove sandboxes\n"
 	"  ls [--tenant T]                       list sandboxes\n"
 	"  reap [--dry-run] [--tenant T]         remove sandboxes that nobody will close\n"
@@ -376,6 +377,10 @@ void cli_usage(enum cli_cmd cmd, int to_stderr)
 		fputs(usage_sandbox_opts, f);
 		fputs(usage_common_opts, f);
 		break;
+	case CMD_CP:
+		cli_cp_usage(to_stderr);
+		fputs(usage_common_opts, f);
+		break;
 	case CMD_NONE:
 	case CMD_VERSION:
 	case CMD_HELP:
@@ -400,7 +405,7 @@ static const struct {
 	{"reap", CMD_REAP},	  {"image", CMD_IMAGE_BUILD},
 	{"version", CMD_VERSION}, {"doctor", CMD_DOCTOR},
 	{"config", CMD_CONFIG},	  {"mcp", CMD_MCP},
-	{"help", CMD_HELP},
+	{"cp", CMD_CP},		  {"help", CMD_HELP},
 };
 
 static enum cli_cmd lookup(const char *name)
@@ -542,6 +547,8 @@ static int dispatch(struct cli_opts *o, int argc, char **argv)
 		return cmd_config(o);
 	case CMD_MCP:
 		return cmd_mcp(o);
+	case CMD_CP:
+		return cmd_cp(o);
 	case CMD_VERSION:
 		if (o->nargs > 0) {
 			cli_print_error(o, SBX_EINVALID, "version takes no arguments");

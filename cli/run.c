@@ -8,7 +8,8 @@
  * into existence unseen; the record is checked right after.
  *
  * Without --json the program's output is copied to our stdout and stderr as
- * it arrives, from the streaming callback, which only ever receives the bytes
+ * it arrives, from the streaming callback (cli/report.c, which prints the
+ * report and gives the exit status), which only ever receives the bytes
  * within the sandbox's output cap (so the bytes shown are the bytes the
  * library kept); with --json one object describes the run. Both are redacted
  * by the library (every secret of --secret and --secret-file, and its
@@ -31,168 +32,6 @@
 
 #include "cli/cli.h"
 #include "cli/dclient.h"
-#include "util/json-text.h"
-
-#define CLI_EXIT_PIPE 141 /* our stdout went away: as a shell reports SIGPIPE */
-
-struct stream_ctx {
-	int json;
-	uint64_t shown[3]; /* by stream number */
-	char last[3];	   /* the last byte shown, by stream number */
-	int broken;	   /* writing our stdout or stderr failed: the run was canceled */
-};
-
-/* What the report needs to know besides the result. */
-struct run_info {
-	const char *id;
-	uint64_t spans_dropped; /* sbx_backend_spans_dropped() when reported */
-	const char *backend;
-	const char *tier; /* its name, or NULL */
-	int64_t memory_cap;
-	int64_t output_cap;
-	uint64_t timeout_ms;
-	const char *what; /* the program, for messages */
-};
-
-static int on_output(int stream, const char *data, size_t len, void *payload)
-{
-	struct stream_ctx *c = payload;
-	int fd = stream == SBX_STREAM_STDERR ? 2 : 1;
-
-	if (cli_signal_pending())
-		return 1;
-	if (c->json || len == 0)
-		return 0;
-	if (cli_write_all(fd, data, len) < 0) {
-		if (cli_signal_pending())
-			return 1;
-		c->broken = 1;
-		return 1;
-	}
-	c->shown[fd] += len;
-	c->last[fd] = data[len - 1];
-	return 0;
-}
-
-static int exit_status(const sbx_result *r)
-{
-	switch (r->status) {
-	case SBX_RUN_EXITED:
-		return r->exit_code & 0xff;
-	case SBX_RUN_TIMEOUT:
-		return CLI_EXIT_TIMEOUT;
-	case SBX_RUN_OOM:
-	case SBX_RUN_KILLED:
-		return CLI_EXIT_KILLED;
-	case SBX_RUN_ERROR:
-		return r->exit_code == 126 || r->exit_code == 127 ? r->exit_code : 126;
-	}
-	return CLI_EXIT_FAIL;
-}
-
-/* The caps a run ran into, by name. */
-static json_t *limits_hit(unsigned int hit)
-{
-	json_t *a = json_array();
-
-	for (const struct sbx__limit_hit *h = sbx__limit_hits; a && h->bit; h++)
-		if (hit & h->bit)
-			json_array_append_new(a, json_string(h->name));
-	return a;
-}
-
-static int print_result_json(const sbx_result *r, const struct run_info *ri)
-{
-	int out_lossy = 0, err_lossy = 0;
-	json_t *out = sbx__json_text(r->stdout_data, r->stdout_len, &out_lossy);
-	json_t *err = sbx__json_text(r->stderr_data, r->stderr_len, &err_lossy);
-	json_t *o;
-
-	o = json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:o, s:o, s:b, s:b, s:I, s:I, s:I, s:I, s:I, "
-		      "s:I}",
-		      "sandbox_id", ri->id, "backend", ri->backend, "tier",
-		      ri->tier ? ri->tier : "unknown", "status", sbx_run_status_name(r->status),
-		      "exit_code", r->exit_code, "signal", r->term_signal, "stdout", out, "stderr",
-		      err, "stdout_truncated", r->stdout_truncated != 0, "stderr_truncated",
-		      r->stderr_truncated != 0, "stdout_bytes", (json_int_t)r->stdout_total,
-		      "stderr_bytes", (json_int_t)r->stderr_total, "duration_ms",
-		      (json_int_t)r->duration_ms, "cpu_user_us", (json_int_t)r->cpu_user_us,
-		      "cpu_system_us", (json_int_t)r->cpu_system_us, "max_rss_kb",
-		      (json_int_t)r->max_rss_kb);
-	if (!o)
-		return -1;
-	json_object_set_new(o, "limits_hit", limits_hit(r->limits_hit));
-	json_object_set_new(o, "spans_dropped", json_integer((json_int_t)ri->spans_dropped));
-	if (out_lossy)
-		json_object_set_new(o, "stdout_encoding", json_string("lossy-utf8"));
-	if (err_lossy)
-		json_object_set_new(o, "stderr_encoding", json_string("lossy-utf8"));
-	return cli_print_json(o);
-}
-
-static void print_truncation(const char *name, size_t kept, uint64_t total, int64_t cap)
-{
-	cli_warn("%s truncated: %zu of %llu bytes kept (output cap %lld bytes)", name, kept,
-		 (unsigned long long)total, (long long)cap);
-}
-
-/* Says what happened and returns the exit status. */
-static int report(const struct cli_opts *o,
-		  const sbx_result *r,
-		  const struct run_info *ri,
-		  const struct stream_ctx *c)
-{
-	int code = exit_status(r);
-
-	if (o->json) {
-		if (print_result_json(r, ri) < 0)
-			return CLI_EXIT_FAIL;
-		return code;
-	}
-	/* Our messages, if any, start on a line of their own. */
-	if ((r->stdout_truncated || r->stderr_truncated || r->status != SBX_RUN_EXITED ||
-	     (r->limits_hit & SBX_HIT_PIDS)) &&
-	    c->shown[2] && c->last[2] != '\n')
-		cli_write_all(2, "\n", 1);
-	if (r->stdout_truncated)
-		print_truncation("stdout", r->stdout_len, r->stdout_total, ri->output_cap);
-	if (r->stderr_truncated)
-		print_truncation("stderr", r->stderr_len, r->stderr_total, ri->output_cap);
-	if ((r->limits_hit & SBX_HIT_PIDS) && r->status != SBX_RUN_OOM)
-		cli_warn("the process cap (--pids) refused a fork or a thread");
-	switch (r->status) {
-	case SBX_RUN_EXITED:
-		break;
-	case SBX_RUN_TIMEOUT:
-		if (ri->timeout_ms)
-			cli_warn("timed out: the run's deadline of %.3g s passed and its processes "
-				 "were killed",
-				 (double)ri->timeout_ms / 1000.0);
-		else
-			cli_warn("timed out after %.3g s: the run's processes were killed",
-				 (double)r->duration_ms / 1000.0);
-		break;
-	case SBX_RUN_OOM:
-		cli_warn("killed: out of memory (memory cap %lld bytes)",
-			 (long long)ri->memory_cap);
-		break;
-	case SBX_RUN_KILLED:
-		cli_warn("killed by signal %d", r->term_signal);
-		break;
-	case SBX_RUN_ERROR:
-		if (r->stderr_total == 0)
-			cli_warn("%s could not be started (exit %d)", ri->what, code);
-		break;
-	}
-	return code;
-}
-
-static int interrupted(const struct cli_opts *o, const char *what)
-{
-	cli_print_error(o, SBX_ECANCELED, "interrupted by signal %d; %s", cli_signal_pending(),
-			what);
-	return cli_signal_exit();
-}
 
 /* Creates with the signals held back, then looks at what arrived meanwhile. */
 static int
@@ -203,7 +42,7 @@ create_sandbox(const struct cli_opts *o, sbx_backend *b, const sbx_policy *p, sb
 	cli_signals_block();
 	if (cli_signal_pending()) {
 		cli_signals_unblock();
-		return interrupted(o, "no sandbox was created");
+		return cli_interrupted(o, "no sandbox was created");
 	}
 	rc = sbx_sandbox_create(out, b, p);
 	if (rc < 0)
@@ -214,7 +53,7 @@ create_sandbox(const struct cli_opts *o, sbx_backend *b, const sbx_policy *p, sb
 	if (cli_signal_pending()) {
 		sbx_sandbox_close(*out);
 		*out = NULL;
-		return interrupted(o, "the sandbox was removed");
+		return cli_interrupted(o, "the sandbox was removed");
 	}
 	return 0;
 }
@@ -225,7 +64,7 @@ static int read_input(const struct cli_opts *o, const char *path, char **out, si
 	if (cli_read_all(path, out, len) == 0)
 		return 0;
 	if (errno == EINTR && cli_signal_pending())
-		return interrupted(o, "no sandbox was created");
+		return cli_interrupted(o, "no sandbox was created");
 	cli_print_error(o, errno == ENOENT ? SBX_ENOTFOUND : SBX_EINVALID, "%s: %s",
 			strcmp(path, "-") == 0 ? "standard input" : path, strerror(errno));
 	return CLI_EXIT_FAIL;
@@ -244,8 +83,8 @@ struct oneshot {
 static int oneshot(const struct cli_opts *o, const struct oneshot *job)
 {
 	sbx_run_options ro;
-	struct stream_ctx ctx = {.json = o->json};
-	struct run_info ri = {.what = job->what};
+	struct cli_stream ctx = {.json = o->json};
+	struct cli_run_info ri = {.what = job->what};
 	const sbx_policy *sp;
 	sbx_config *cfg = NULL;
 	sbx_policy *p = NULL, *eff = NULL;
@@ -290,7 +129,7 @@ static int oneshot(const struct cli_opts *o, const struct oneshot *job)
 	ri.timeout_ms =
 		sbx_policy_timeout_ms(sp, job->lang ? SBX_TIMEOUT_RUN_CODE : SBX_TIMEOUT_RUN);
 	sbx_run_options_init(&ro, SBX_RUN_OPTIONS_VERSION);
-	ro.on_output = on_output;
+	ro.on_output = cli_on_output;
 	ro.payload = &ctx;
 	ro.stdin_data = job->stdin_data;
 	ro.stdin_len = job->stdin_len;
@@ -317,12 +156,12 @@ static int oneshot(const struct cli_opts *o, const struct oneshot *job)
 			 sbx_error_last()->message);
 	s = NULL;
 	if (cli_signal_pending())
-		rc = interrupted(o, "the sandbox was removed");
+		rc = cli_interrupted(o, "the sandbox was removed");
 	else if (ctx.broken)
 		rc = CLI_EXIT_PIPE;
 	else if (!rc) {
 		ri.spans_dropped = sbx_backend_spans_dropped(b);
-		rc = report(o, r, &ri, &ctx);
+		rc = cli_report(o, r, &ri, &ctx);
 	}
 out:
 	sbx_result_free(r);
@@ -402,57 +241,11 @@ int cmd_run_code(const struct cli_opts *o)
 	return rc;
 }
 
-/* exec through the daemon (cli/dclient.c): the same report from its answer. */
-static int exec_daemon(const struct cli_opts *o, int fd, json_t *req)
-{
-	struct stream_ctx ctx = {.json = o->json};
-	struct run_info ri = {0};
-	struct cli_dexec_info info;
-	json_t *reply = NULL;
-	sbx_result r = {0};
-	int in = -1, rc;
-
-	if (o->stdin_path) {
-		in = strcmp(o->stdin_path, "-") == 0 ? STDIN_FILENO
-						     : open(o->stdin_path, O_RDONLY | O_CLOEXEC);
-		if (in < 0) {
-			json_decref(req);
-			cli_print_error(o, errno == ENOENT ? SBX_ENOTFOUND : SBX_EINVALID, "%s: %s",
-					o->stdin_path, strerror(errno));
-			return CLI_EXIT_FAIL;
-		}
-	}
-	rc = cli_daemon_exec(o, fd, req, in, on_output, &ctx, &r, &info, &reply);
-	if (in > STDIN_FILENO)
-		close(in);
-	if (cli_signal_pending()) {
-		rc = interrupted(o, "the run was canceled, which removed its sandbox");
-	} else if (ctx.broken) {
-		rc = CLI_EXIT_PIPE;
-	} else if (rc == 0) {
-		ri.id = o->id;
-		ri.spans_dropped = info.spans_dropped;
-		ri.backend = info.backend;
-		ri.tier = info.tier;
-		ri.memory_cap = info.memory_cap;
-		ri.output_cap = info.output_cap;
-		ri.timeout_ms = info.timeout_ms;
-		ri.what = o->args[0];
-		rc = report(o, &r, &ri, &ctx);
-	} else if (rc < 0) {
-		rc = CLI_EXIT_FAIL;
-	}
-	free(r.stdout_data);
-	free(r.stderr_data);
-	json_decref(reply);
-	return rc;
-}
-
 int cmd_exec(const struct cli_opts *o)
 {
 	sbx_run_options ro;
-	struct stream_ctx ctx = {.json = o->json};
-	struct run_info ri = {0};
+	struct cli_stream ctx = {.json = o->json};
+	struct cli_run_info ri = {0};
 	const sbx_policy *pol;
 	sbx_backend *b = NULL;
 	sbx_sandbox *s = NULL;
@@ -485,7 +278,7 @@ int cmd_exec(const struct cli_opts *o)
 
 		rc = cli_daemon_open(o, &dfd);
 		if (!rc && dfd >= 0) {
-			rc = exec_daemon(o, dfd, req);
+			rc = cli_exec_daemon(o, dfd, req);
 			close(dfd);
 			return rc;
 		}
@@ -515,7 +308,7 @@ int cmd_exec(const struct cli_opts *o)
 	ri.timeout_ms = tmo ? tmo : sbx_policy_timeout_ms(pol, SBX_TIMEOUT_RUN);
 	ri.what = o->args[0];
 	sbx_run_options_init(&ro, SBX_RUN_OPTIONS_VERSION);
-	ro.on_output = on_output;
+	ro.on_output = cli_on_output;
 	ro.payload = &ctx;
 	ro.stdin_data = in;
 	ro.stdin_len = in_len;
@@ -526,7 +319,7 @@ int cmd_exec(const struct cli_opts *o)
 	ro.raw_output = o->no_redact;
 	cli_tty_options(o, &ro);
 	if (cli_signal_pending()) {
-		rc = interrupted(o, "nothing was run");
+		rc = cli_interrupted(o, "nothing was run");
 		goto out;
 	}
 	if (cli_watch_start(s) < 0)
@@ -542,7 +335,7 @@ int cmd_exec(const struct cli_opts *o)
 		/* The run cannot be stopped alone: its sandbox was killed, so remove it. */
 		sbx_sandbox_close(s);
 		s = NULL;
-		rc = interrupted(o, "the run was canceled, which removed its sandbox");
+		rc = cli_interrupted(o, "the run was canceled, which removed its sandbox");
 	} else if (ctx.broken)
 		rc = CLI_EXIT_PIPE;
 	else if (lrc < 0) {
@@ -550,7 +343,7 @@ int cmd_exec(const struct cli_opts *o)
 		rc = CLI_EXIT_FAIL;
 	} else {
 		ri.spans_dropped = sbx_backend_spans_dropped(b);
-		rc = report(o, r, &ri, &ctx);
+		rc = cli_report(o, r, &ri, &ctx);
 	}
 out:
 	sbx_result_free(r);
@@ -589,7 +382,7 @@ static int create_daemon(const struct cli_opts *o, int fd, json_t *req)
 	if (cli_signal_pending()) {
 		cli_daemon_kill(ci.id, &code, err, sizeof(err));
 		json_decref(reply);
-		return interrupted(o, "the sandbox was removed");
+		return cli_interrupted(o, "the sandbox was removed");
 	}
 	if (o->json)
 		rc = cli_print_json(json_pack("{s:s, s:s, s:s, s:s, s:I}", "sandbox_id", ci.id,
@@ -660,7 +453,7 @@ int cmd_create(const struct cli_opts *o)
 	if (cli_signal_pending()) {
 		sbx_sandbox_close(s);
 		s = NULL;
-		rc = interrupted(o, "the sandbox was removed");
+		rc = cli_interrupted(o, "the sandbox was removed");
 		goto out;
 	}
 	if (o->json) {

@@ -150,6 +150,9 @@ struct sbx__backend_ops {
 	 * Sets the size of the terminal of the run in flight in box, from any
 	 * thread; SBX_ENOTFOUND when none is. */
 	int (*resize)(void *state, void *box, unsigned int rows, unsigned int cols);
+	/* Optional (NULL: SBX_EUNSUPPORTED). What the sandbox uses now, read
+	 * back from the host; fields it cannot read are -1. */
+	int (*usage)(void *state, void *box, sbx_usage *out);
 };
 
 #endif

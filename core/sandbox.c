@@ -531,6 +531,30 @@ int sbx_sandbox_resize(sbx_sandbox *s, unsigned int rows, unsigned int cols)
 	return s->backend->ops->resize(s->backend->state, s->box, rows, cols);
 }
 
+int sbx_sandbox_usage(sbx_sandbox *s, sbx_usage *out)
+{
+	sbx_usage u = {.version = SBX_USAGE_VERSION};
+	int rc;
+
+	if (!s || !out)
+		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE, "usage: %s is NULL",
+				      s ? "out" : "the sandbox");
+	if (out->version != SBX_USAGE_VERSION)
+		return sbx__error_set(SBX_EVERSION, SBX_ERRCLASS_CORE,
+				      "usage: sbx_usage version %u (this library knows %u)",
+				      out->version, SBX_USAGE_VERSION);
+	if (!s->backend->ops->usage)
+		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_CORE,
+				      "usage: the %s backend does not read a sandbox's usage back",
+				      s->backend->ops->name);
+	u.cpu_used_us = u.memory_bytes = u.memory_peak_bytes = u.memory_limit_bytes = -1;
+	u.disk_used_bytes = u.disk_total_bytes = -1;
+	rc = s->backend->ops->usage(s->backend->state, s->box, &u);
+	if (rc == 0)
+		*out = u;
+	return rc;
+}
+
 /*
  * A file moved by the backend itself (ops->write_file, ops->read_file)
  * instead of by a run of sh or cat. It is recorded, traced and, when read,

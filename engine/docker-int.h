@@ -78,6 +78,11 @@ struct sbx__docker_box {
  * (engine/tiers.c). Returns 0 or SBX_EUNSUPPORTED. */
 int sbx__docker_tier_check(const struct sbx__docker *d, const sbx_policy *p);
 
+/* What a policy's tier adds to a create request's HostConfig hc (its
+ * runtime, and on the gvisor tier the pids cap as RLIMIT_NPROC). Returns 0
+ * or SBX_ENOMEM. */
+int sbx__docker_tier_hostconfig(const sbx_policy *p, json_t *hc);
+
 int sbx__docker_call(struct sbx__docker *d,
 		     const char *method,
 		     const char *path,
@@ -130,6 +135,8 @@ int sbx__tty_exec_resize(struct sbx__docker *d,
 			 unsigned int rows,
 			 unsigned int cols);
 int sbx__docker_resize(void *state, void *box, unsigned int rows, unsigned int cols);
+/* The vtable's usage (engine/usage.c). */
+int sbx__docker_usage(void *state, void *box, sbx_usage *out);
 /* The reaper's halves (engine/reap.c): the vtable's reap_list,
  * reap_remove and reap_sweep. */
 int sbx__docker_reap_list(

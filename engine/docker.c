@@ -369,10 +369,10 @@ static json_t *create_body(struct sbx__docker *d,
 			json_object_set_new(labels, SBX_LABEL_DISK, json_string("ext4"));
 	}
 	json_object_set_new(hc, "ShmSize", json_integer(shm));
-	if (p->min_tier == SBX_TIER_GVISOR)
-		json_object_set_new(
-			hc, "Runtime",
-			json_string(p->allow_n ? SBX_RUNTIME_GVISOR_HOSTINET : SBX_RUNTIME_GVISOR));
+	if (sbx__docker_tier_hostconfig(p, hc) < 0) {
+		json_decref(hc);
+		return NULL;
+	}
 	/* The init's stdio is its run channel (engine/attach.c): stdin stays open. */
 	body = json_pack("{s:s, s:[s,s,s,s,s], s:[], s:s, s:s, s:o, s:o, s:b, s:b, s:b, s:b,"
 			 " s:b, s:b, s:b, s:s, s:o}",
@@ -634,7 +634,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 		goto rollback;
 	if (plan.n) {
 		/* Before the sandbox is handed out: its only link, filtered on the host. */
-		rc = sbx__netpolicy_attach(session, pid, &plan);
+		rc = sbx__netpolicy_attach(session, pid, &plan, deadline);
 		if (rc < 0)
 			goto rollback;
 	}
@@ -986,4 +986,5 @@ const struct sbx__backend_ops sbx__docker_ops = {
 	.import_image = d_import_image,
 	.spawn = sbx__docker_spawn,
 	.resize = sbx__docker_resize,
+	.usage = sbx__docker_usage,
 };

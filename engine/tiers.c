@@ -9,7 +9,15 @@
  * the bound of the whole sandbox, never raised to make room: a cap below
  * SBX_GVISOR_PIDS_MIN would leave the sandbox's programs nothing, or the
  * Sentry too little to start, so it is refused, naming the floor.
+ *
+ * That cgroup does not count the sandbox's own tasks: they are the
+ * Sentry's, not the host's, and a run held 1,000 threads under a cap of 96.
+ * So the cap is given to the Sentry's kernel as well, as RLIMIT_NPROC
+ * (soft and hard), which it enforces on the sandbox's uid: a program that
+ * reaches the cap gets EAGAIN, as it does on the container tier.
  */
+#include <jansson.h>
+
 #include <sandboxio.h>
 
 #include "core/limit-kinds.h"
@@ -42,5 +50,23 @@ int sbx__docker_tier_check(const struct sbx__docker *d, const sbx_policy *p)
 			"(runsc --network=host) registered with dockerd, and this "
 			"daemon has none (scripts/setup.sh registers it)",
 			SBX_RUNTIME_GVISOR_HOSTINET);
+	return 0;
+}
+
+int sbx__docker_tier_hostconfig(const sbx_policy *p, json_t *hc)
+{
+	json_t *nproc;
+
+	if (p->min_tier != SBX_TIER_GVISOR)
+		return 0;
+	if (json_object_set_new(
+		    hc, "Runtime",
+		    json_string(p->allow_n ? SBX_RUNTIME_GVISOR_HOSTINET : SBX_RUNTIME_GVISOR)) < 0)
+		return SBX_ENOMEM;
+	nproc = json_pack("{s:s, s:I, s:I}", "Name", "nproc", "Soft",
+			  (json_int_t)p->limit[SBX_LIMIT_PIDS], "Hard",
+			  (json_int_t)p->limit[SBX_LIMIT_PIDS]);
+	if (!nproc || json_array_append_new(json_object_get(hc, "Ulimits"), nproc) < 0)
+		return SBX_ENOMEM;
 	return 0;
 }

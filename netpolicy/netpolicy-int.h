@@ -14,6 +14,7 @@
 #ifndef SBX_NETPOLICY_NETPOLICY_INT_H
 #define SBX_NETPOLICY_NETPOLICY_INT_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "netpolicy/allow-int.h"
@@ -51,10 +52,15 @@ int sbx__netpolicy_ruleset(char **out,
 
 /*
  * Gives the sandbox whose init is host pid `pid` its link and rules. On
- * failure everything made so far is removed. Returns 0, SBX_EUNSUPPORTED
- * (nftables or netlink refused), SBX_ERROR, SBX_ENOMEM.
+ * failure everything made so far is removed. deadline (sbx__mono_ms()) bounds
+ * the wait for the host-wide lock; 0 means none. Returns 0, SBX_ETIMEOUT
+ * (the deadline passed waiting for the lock; nothing was made),
+ * SBX_EUNSUPPORTED (nftables or netlink refused), SBX_ERROR, SBX_ENOMEM.
  */
-int sbx__netpolicy_attach(const char *session, pid_t pid, const struct sbx__np_plan *plan);
+int sbx__netpolicy_attach(const char *session,
+			  pid_t pid,
+			  const struct sbx__np_plan *plan,
+			  uint64_t deadline);
 
 /* Removes the link, table and DOCKER-USER rules of a session. Gone already
  * counts as removed. Returns 0 or the first error. */

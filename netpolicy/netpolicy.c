@@ -17,8 +17,11 @@
  * sweep may be another process's (`sandboxio reap` beside running jobs)
  * or another engine's on the same host, whose idea of which sandboxes are
  * alive is not this one's. So every step that changes a sandbox's pieces,
- * and every sweep from its first look to its last removal, holds one
- * host-wide lock (flock on NP_LOCK_PATH).
+ * and every sweep from its look at the host's links and tables to its last
+ * removal, holds one host-wide lock (flock on NP_LOCK_PATH). Which
+ * sandboxes are gone the sweep asks the Engine before it takes the lock
+ * (see sbx__netpolicy_sweep()), and a create waits for the lock no longer
+ * than its deadline.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,6 +43,7 @@
 #include "netpolicy/netpolicy-int.h"
 #include "util/cleanup.h"
 #include "util/error-int.h"
+#include "util/time.h"
 
 #define CAP_NET_ADMIN_BIT 12
 #define CAP_SYS_ADMIN_BIT 21
@@ -47,9 +51,16 @@
 #define NP_LOCK_DIR "/run/sandboxio"
 #define NP_LOCK_PATH NP_LOCK_DIR "/netpolicy.lock"
 
-/* Takes the host-wide lock (see the top); returns its descriptor. */
-static int host_lock(void)
+/*
+ * Takes the host-wide lock (see the top); returns its descriptor. With a
+ * deadline (not 0) it gives up with SBX_ETIMEOUT once the deadline passes,
+ * as the uid lock does (engine/uid.c): a holder that is slow or stopped (a
+ * `sandboxio reap` suspended at a terminal) must not hold a create past its
+ * own deadline. Without one (removals, the sweep) it waits.
+ */
+static int host_lock(uint64_t deadline)
 {
+	unsigned wait_us = 1000;
 	int fd;
 
 	if (mkdir(NP_LOCK_DIR, 0755) < 0 && errno != EEXIST)
@@ -59,11 +70,25 @@ static int host_lock(void)
 	if (fd < 0)
 		return sbx__error_os(SBX_EUNSUPPORTED, errno, "allowlist lock: open %s",
 				     NP_LOCK_PATH);
-	while (flock(fd, LOCK_EX) < 0) {
+	while (flock(fd, deadline ? LOCK_EX | LOCK_NB : LOCK_EX) < 0) {
 		int e = errno;
 
 		if (e == EINTR)
 			continue;
+		if (e == EWOULDBLOCK && deadline) {
+			if (sbx__mono_ms() >= deadline) {
+				close(fd);
+				return sbx__error_set(SBX_ETIMEOUT, SBX_ERRCLASS_NETPOLICY,
+						      "create: the create deadline passed while "
+						      "waiting for the allowlist lock %s, held by "
+						      "another create, close or sweep",
+						      NP_LOCK_PATH);
+			}
+			usleep(wait_us);
+			if (wait_us < 32000)
+				wait_us *= 2;
+			continue;
+		}
 		close(fd);
 		return sbx__error_os(SBX_EUNSUPPORTED, e, "allowlist lock: lock %s", NP_LOCK_PATH);
 	}
@@ -391,9 +416,12 @@ static int attach_locked(const char *session, pid_t pid, const struct sbx__np_pl
 	return 0;
 }
 
-int sbx__netpolicy_attach(const char *session, pid_t pid, const struct sbx__np_plan *plan)
+int sbx__netpolicy_attach(const char *session,
+			  pid_t pid,
+			  const struct sbx__np_plan *plan,
+			  uint64_t deadline)
 {
-	int lk = host_lock(), rc;
+	int lk = host_lock(deadline), rc;
 
 	if (lk < 0)
 		return lk;
@@ -421,7 +449,7 @@ int sbx__netpolicy_detach(const char *session)
 
 	if (sbx__netpolicy_name(name, session) < 0)
 		return 0; /* not a session of ours: nothing was made for it */
-	if ((lk = host_lock()) < 0)
+	if ((lk = host_lock(0)) < 0)
 		return lk;
 	rc = detach_locked(session);
 	host_unlock(lk);
@@ -433,26 +461,93 @@ static int session_of(const char *name, char *dst, size_t len)
 	return snprintf(dst, len, "sbx-%s", name + 3) < (int)len ? 0 : -1;
 }
 
-static int sweep_locked(sbx_np_alive_cb alive, void *payload)
+/* Names (sbxXXXXXXXXXXXX) of sandboxes that are gone, or of every one asked. */
+struct np_names {
+	char (*v)[SBX_NP_NAME_MAX];
+	size_t n;
+};
+
+static int names_has(const struct np_names *s, const char *name)
 {
-	char **tables = NULL, **tagged = NULL, session[32];
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->v[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+static int names_add(struct np_names *s, const char *name)
+{
+	char(*g)[SBX_NP_NAME_MAX] = realloc(s->v, (s->n + 1) * sizeof(*g));
+
+	if (!g)
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
+	s->v = g;
+	snprintf(g[s->n++], SBX_NP_NAME_MAX, "%s", name);
+	return 0;
+}
+
+/* Asks alive() once about name, adding it to dead when its sandbox is gone. */
+static int ask(struct np_names *asked,
+	       struct np_names *dead,
+	       const char *name,
+	       sbx_np_alive_cb alive,
+	       void *payload)
+{
+	char session[32];
+
+	if (!sbx__netpolicy_is_name(name) || names_has(asked, name) ||
+	    session_of(name, session, sizeof(session)) < 0)
+		return 0;
+	if (names_add(asked, name) < 0)
+		return SBX_ENOMEM;
+	return alive(session, payload) == 0 ? names_add(dead, name) : 0;
+}
+
+/* Every name of ours on the host (links, tables, tagged rules) whose
+ * sandbox alive() says is gone, into dead. */
+static int find_dead(struct np_names *dead, sbx_np_alive_cb alive, void *payload)
+{
+	struct np_names asked = {0};
+	char **tables = NULL, **tagged = NULL;
+	_sbx_cleanup_free_ long *handles = NULL;
+	size_t nt = 0, nh = 0;
+	int rc = 0;
+	DIR *dir = opendir("/sys/class/net");
+	struct dirent *de;
+
+	while (rc == 0 && dir && (de = readdir(dir)))
+		rc = ask(&asked, dead, de->d_name, alive, payload);
+	if (dir)
+		closedir(dir);
+	if (rc == 0)
+		rc = sbx__nft_tables(&tables, &nt);
+	if (rc == 0)
+		rc = sbx__nft_docker_user_rules(NULL, &handles, &tagged, &nh);
+	for (size_t i = 0; rc == 0 && i < nt + nh; i++)
+		rc = ask(&asked, dead, i < nt ? tables[i] : tagged[i - nt], alive, payload);
+	for (size_t i = 0; i < nt; i++)
+		free(tables[i]);
+	for (size_t i = 0; i < nh; i++)
+		free(tagged[i]);
+	free(tables);
+	free(tagged);
+	free(asked.v);
+	return rc;
+}
+
+/* Removes what the sandboxes named in dead left: links, then tables and
+ * DOCKER-USER rules whose link is gone. */
+static int sweep_locked(const struct np_names *dead)
+{
+	char **tables = NULL, **tagged = NULL;
 	_sbx_cleanup_free_ long *handles = NULL;
 	size_t nt = 0, nh = 0;
 	int cleaned = 0, rc;
-	DIR *dir;
-	struct dirent *de;
 
 	/* Links whose sandbox is gone (only a crash between steps leaves one). */
-	dir = opendir("/sys/class/net");
-	while (dir && (de = readdir(dir))) {
-		if (!sbx__netpolicy_is_name(de->d_name) ||
-		    session_of(de->d_name, session, sizeof(session)) < 0)
-			continue;
-		if (alive(session, payload) == 0 && sbx__nl_remove(de->d_name) == 0)
+	for (size_t i = 0; i < dead->n; i++)
+		if (sbx__nl_exists(dead->v[i]) && sbx__nl_remove(dead->v[i]) == 0)
 			cleaned++;
-	}
-	if (dir)
-		closedir(dir);
 	/* Tables and DOCKER-USER rules whose link and sandbox are both gone. */
 	rc = sbx__nft_tables(&tables, &nt);
 	if (rc == 0)
@@ -460,8 +555,7 @@ static int sweep_locked(sbx_np_alive_cb alive, void *payload)
 	for (size_t i = 0; rc == 0 && i < nt + nh; i++) {
 		const char *name = i < nt ? tables[i] : tagged[i - nt];
 
-		if (sbx__nl_exists(name) || session_of(name, session, sizeof(session)) < 0 ||
-		    alive(session, payload) != 0)
+		if (!names_has(dead, name) || sbx__nl_exists(name))
 			continue;
 		if (remove_rules(name) == 0)
 			cleaned++;
@@ -477,15 +571,32 @@ static int sweep_locked(sbx_np_alive_cb alive, void *payload)
 	return rc < 0 ? rc : cleaned;
 }
 
+/*
+ * Which sandboxes are gone is asked before the lock is taken: alive() asks
+ * the Engine, once for every sandbox with a link, and holding the lock over
+ * those calls would hold up every create's and close's steps behind the
+ * Engine's answers. The answers stay true under the lock: a sandbox's link
+ * and table are made after its container exists, and a session that is
+ * gone never comes back (its name is never reused), so a name found dead
+ * is not a live sandbox's, and what is removed under the lock is only what
+ * is there then.
+ */
 int sbx__netpolicy_sweep(sbx_np_alive_cb alive, void *payload)
 {
+	struct np_names dead = {0};
 	int lk, rc;
 
 	if (!have_caps())
 		return 0;
-	if ((lk = host_lock()) < 0)
-		return lk;
-	rc = sweep_locked(alive, payload);
-	host_unlock(lk);
+	rc = find_dead(&dead, alive, payload);
+	if (rc == 0 && dead.n) {
+		if ((lk = host_lock(0)) < 0) {
+			rc = lk;
+		} else {
+			rc = sweep_locked(&dead);
+			host_unlock(lk);
+		}
+	}
+	free(dead.v);
 	return rc;
 }

@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 # already provide npm.
 PKGS="build-essential pkg-config git ca-certificates clang-format clang libclang-rt-14-dev
 libcurl4-openssl-dev libjansson-dev libcmocka-dev libmicrohttpd-dev libnghttp2-dev
-libssl-dev zlib1g-dev
+libssl-dev zlib1g-dev libarchive-dev
 libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler
 libnl-3-dev libnl-route-3-dev libnftables-dev libseccomp-dev libcap-dev
 docker.io mmdebstrap iproute2 nftables util-linux mount procps curl e2fsprogs

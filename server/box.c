@@ -110,8 +110,22 @@ int sbxs_register_locked(struct sbxs_server *srv, struct sbxs_box *b)
 
 void sbxs_box_free(struct sbxs_box *b)
 {
+	/* The code interpreter's handles go before the sandbox (its contexts
+	 * end with it), the cells' secrets after its last run. */
+	for (struct sbxs_ictx *x = b->ictxs, *next; x; x = next) {
+		next = x->next;
+		sbx_context_free(x->h);
+		free(x->cwd);
+		free(x);
+	}
 	if (b->s && sbx_sandbox_close(b->s) < 0)
 		b->srv->warn("serve: sandbox %s: %s", b->id, sbx_error_last()->message);
+	for (size_t k = 0; k < b->n_isecrets; k++)
+		sbx_secrets_free(b->isecrets[k]);
+	for (size_t k = 0; k < b->n_ivals; k++) {
+		explicit_bzero(b->ivals[k], b->ival_len[k]);
+		free(b->ivals[k]);
+	}
 	json_decref(b->metadata);
 	json_decref(b->network);
 	free(b->template_id);

@@ -460,29 +460,22 @@ int sbxs_parse_multipart(const char *ct,
 
 #define MAX_UPLOADS 64
 
-static enum MHD_Result
-envd_upload(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq)
+/*
+ * The files of an upload's body, inflated first when gz: *n parts in ups
+ * (pointing into rq->body), or *n = -1 and the refusal's reply.
+ */
+static enum MHD_Result upload_parts(struct MHD_Connection *c,
+				    struct sbxs_req *rq,
+				    const char *given,
+				    int gz,
+				    struct sbxs_upload *ups,
+				    int *n)
 {
-	const char *ct = sbxs_header(c, "Content-Type"), *given = sbxs_query(c, "path");
-	const char *ce = sbxs_header(c, "Content-Encoding");
-	const char *argv[] = {"sh", "-c", write_script, "sbx-write", NULL, NULL};
-	struct sbxs_upload ups[MAX_UPLOADS];
-	char path[PATH_MAX_LEN + 16], name[PATH_MAX_LEN + 16], err[512];
-	struct sbxs_box *b = rq->box;
-	struct xfer x;
-	sbx_result *r = NULL;
-	enum MHD_Result ret;
-	json_t *out;
-	int n, rc = 0, ok, timed_out = 0, failed = 0;
+	const char *ct = sbxs_header(c, "Content-Type");
+	char err[512];
 
-	if (!sbxs_user_ok(sbxs_query(c, "username")))
-		return sbxs_envd_error(c, 401, "user '%.64s' is not available on this server",
-				       sbxs_query(c, "username"));
-	if (ce && strcasecmp(ce, "identity") != 0 && strcasecmp(ce, "gzip") != 0)
-		return sbxs_envd_error(
-			c, 415,
-			"Content-Encoding '%.32s' is not supported by this server (gzip is)", ce);
-	if (ce && strcasecmp(ce, "gzip") == 0) {
+	*n = -1;
+	if (gz) {
 		/* Inflated whole, at most the bound of a plain body. */
 		char *plain;
 		size_t plen;
@@ -505,40 +498,87 @@ envd_upload(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *
 		rq->cap = plen + 1;
 	}
 	if (ct && strncasecmp(ct, "multipart/form-data", 19) == 0) {
-		n = sbxs_parse_multipart(ct, rq->body ? rq->body : "", rq->len, ups, MAX_UPLOADS,
-					 err, sizeof(err));
-		if (n < 0)
+		int k = sbxs_parse_multipart(ct, rq->body ? rq->body : "", rq->len, ups,
+					     MAX_UPLOADS, err, sizeof(err));
+
+		if (k < 0)
 			return sbxs_envd_error(c, 400, "%s", err);
-		if (n == 0)
+		if (k == 0)
 			return sbxs_envd_error(c, 400, "no file part in the upload");
-		if (given && n > 1)
+		if (given && k > 1)
 			return sbxs_envd_error(c, 400, "path names one file, and the upload has %d",
-					       n);
+					       k);
+		*n = k;
 	} else if (ct && strncasecmp(ct, "application/octet-stream", 24) == 0) {
 		if (!given)
 			return sbxs_envd_error(c, 400,
 					       "an application/octet-stream upload needs path");
 		ups[0] = (struct sbxs_upload){.data = rq->body ? rq->body : "", .len = rq->len};
-		n = 1;
+		*n = 1;
 	} else {
 		return sbxs_envd_error(c, 400,
 				       "Content-Type must be multipart/form-data or "
 				       "application/octet-stream");
 	}
-	for (int k = 0; k < n; k++) {
-		if (ups[k].len > FILE_MAX)
+	for (int k = 0; k < *n; k++) {
+		if (ups[k].len > FILE_MAX) {
+			*n = -1;
 			return sbxs_envd_error(c, 413, "a file is larger than 64 MiB");
-		if (!given &&
-		    (!ups[k].name || ups[k].name_len == 0 || ups[k].name_len >= sizeof(name)))
+		}
+		if (!given && (!ups[k].name || ups[k].name_len == 0 ||
+			       ups[k].name_len >= PATH_MAX_LEN + 16)) {
+			*n = -1;
 			return sbxs_envd_error(c, 400, "a file part names no path");
+		}
+	}
+	return MHD_YES;
+}
+
+/*
+ * POST /files. A gzip body is inflated only once the busy slot is the
+ * upload's, so uploads that wait their turn hold their compressed bodies
+ * alone, never up to 64 MiB each inflated.
+ */
+static enum MHD_Result
+envd_upload(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq)
+{
+	const char *given = sbxs_query(c, "path");
+	const char *ce = sbxs_header(c, "Content-Encoding");
+	const char *argv[] = {"sh", "-c", write_script, "sbx-write", NULL, NULL};
+	struct sbxs_upload ups[MAX_UPLOADS];
+	char path[PATH_MAX_LEN + 16], name[PATH_MAX_LEN + 16];
+	struct sbxs_box *b = rq->box;
+	struct xfer x;
+	sbx_result *r = NULL;
+	enum MHD_Result ret;
+	json_t *out;
+	int n, rc = 0, ok, timed_out = 0, failed = 0, gz;
+
+	if (!sbxs_user_ok(sbxs_query(c, "username")))
+		return sbxs_envd_error(c, 401, "user '%.64s' is not available on this server",
+				       sbxs_query(c, "username"));
+	if (ce && strcasecmp(ce, "identity") != 0 && strcasecmp(ce, "gzip") != 0)
+		return sbxs_envd_error(
+			c, 415,
+			"Content-Encoding '%.32s' is not supported by this server (gzip is)", ce);
+	gz = ce && strcasecmp(ce, "gzip") == 0;
+	xfer_begin(&x, srv, c);
+	if (!gz) {
+		ret = upload_parts(c, rq, given, 0, ups, &n);
+		if (n < 0)
+			return ret;
+	}
+	ret = xfer_acquire(c, b, &x, &ok);
+	if (!ok)
+		return ret;
+	if (gz) {
+		ret = upload_parts(c, rq, given, 1, ups, &n);
+		if (n < 0) {
+			sbxs_box_release(b, 0);
+			return ret;
+		}
 	}
 	out = json_array();
-	xfer_begin(&x, srv, c);
-	ret = xfer_acquire(c, b, &x, &ok);
-	if (!ok) {
-		json_decref(out);
-		return ret;
-	}
 	argv[4] = path;
 	for (int k = 0; k < n && !failed; k++) {
 		const char *want = given;
@@ -602,6 +642,8 @@ enum MHD_Result sbxs_envd(struct sbxs_server *srv,
 
 		if (strcmp(m, "Start") == 0)
 			return sbxs_envd_start(srv, c, rq);
+		if (strcmp(m, "Connect") == 0)
+			return sbxs_envd_connect(srv, c, rq);
 		if (strcmp(m, "List") == 0 || strcmp(m, "SendInput") == 0 ||
 		    strcmp(m, "CloseStdin") == 0 || strcmp(m, "SendSignal") == 0)
 			return sbxs_envd_unary(srv, c, rq, m);

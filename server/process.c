@@ -1,7 +1,7 @@
 /*
  * server/process.c: the requests of envd's process service
  * (process.Process, Connect protocol, JSON codec) on the E2B-compatible
- * server: Start, a server stream, and the unary List, SendInput,
+ * server: Start and Connect, server streams, and the unary List, SendInput,
  * CloseStdin and SendSignal. Running the command and streaming its events
  * are server/run.c's.
  *
@@ -369,6 +369,7 @@ sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_r
 			}
 		sbxs_push_locked(pr, sbxs_frame_eos("resource_exhausted", "cannot start a thread"));
 		pr->eos = 1;
+		sbxs_followers_end_locked(pr);
 		pr->refs--;
 		pthread_mutex_unlock(&srv->mu);
 	}
@@ -459,6 +460,119 @@ static enum MHD_Result proc_not_found(struct MHD_Connection *c, unsigned pid, co
 	if (tag)
 		return sbxs_connect_error(c, "not_found", "process with tag %.64s not found", tag);
 	return sbxs_connect_error(c, "not_found", "process with pid %u not found", pid);
+}
+
+/*
+ * process.Process/Connect: a stream of a running (or waiting) process's
+ * events from now on, as envd gives it: its start event, then its output
+ * and its end, beside the stream of its Start. The follower going away
+ * stops nothing; one that does not read is dropped past the queue's bound.
+ */
+enum MHD_Result
+sbxs_envd_connect(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq)
+{
+	static const char *const keys[] = {"process", NULL};
+	const char *ct = sbxs_header(c, "Content-Type");
+	const char *ka = sbxs_header(c, "Keepalive-Ping-Interval"), *tag = NULL, *bad;
+	const union MHD_ConnectionInfo *ci;
+	struct sbxs_box *b = rq->box;
+	struct sbxs_proc *leader, *fl;
+	struct MHD_Response *r;
+	json_error_t je;
+	char err[512];
+	unsigned pid = 0;
+	uint64_t ka_s = KEEPALIVE_DEFAULT_S;
+	uint32_t len;
+	json_t *j;
+
+	if (!ct || strncasecmp(ct, "application/connect+json", 24) != 0)
+		return sbxs_connect_error(
+			c, "invalid_argument",
+			"Content-Type must be application/connect+json (got '%.64s')",
+			ct ? ct : "");
+	if (ka) {
+		char *end;
+		unsigned long v = strtoul(ka, &end, 10);
+
+		if (end == ka || *end || v < 1 || v > 3600)
+			return sbxs_stream_error(
+				c, "invalid_argument",
+				"Keepalive-Ping-Interval must be 1 to 3600 seconds");
+		ka_s = v;
+	}
+	if (rq->len < 5 || (rq->body[0] & 0xff) != 0)
+		return sbxs_stream_error(c, "invalid_argument", "malformed request envelope");
+	len = (uint32_t)(unsigned char)rq->body[1] << 24 |
+	      (uint32_t)(unsigned char)rq->body[2] << 16 |
+	      (uint32_t)(unsigned char)rq->body[3] << 8 | (uint32_t)(unsigned char)rq->body[4];
+	if ((size_t)len != rq->len - 5)
+		return sbxs_stream_error(c, "invalid_argument",
+					 "a server-streaming request is exactly one message");
+	j = json_loadb(rq->body + 5, len, JSON_REJECT_DUPLICATES, &je);
+	if (!j || !json_is_object(j)) {
+		snprintf(err, sizeof(err), "unmarshal into process.ConnectRequest: %s",
+			 j ? "not an object" : je.text);
+		json_decref(j);
+		return sbxs_stream_error(c, "invalid_argument", err);
+	}
+	bad = sbxs_unknown_key(j, keys);
+	if (bad) {
+		snprintf(err, sizeof(err),
+			 "unmarshal into process.ConnectRequest: unknown field \"%.64s\"", bad);
+		json_decref(j);
+		return sbxs_stream_error(c, "invalid_argument", err);
+	}
+	if (parse_selector(json_object_get(j, "process"), &pid, &tag, err, sizeof(err)) < 0) {
+		json_decref(j);
+		return sbxs_stream_error(c, "invalid_argument", err);
+	}
+	leader = find_proc(b, pid, tag);
+	if (!leader) {
+		if (tag)
+			snprintf(err, sizeof(err), "process with tag %.64s not found", tag);
+		else
+			snprintf(err, sizeof(err), "process with pid %u not found", pid);
+		json_decref(j);
+		return sbxs_stream_error(c, "not_found", err);
+	}
+	json_decref(j);
+	fl = calloc(1, sizeof(*fl));
+	if (!fl) {
+		sbxs_proc_unref(leader);
+		return sbxs_stream_error(c, "resource_exhausted", "out of memory");
+	}
+	sbxs_cond_init(&fl->cv);
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	fl->fd = ci ? ci->connect_fd : -1;
+	fl->keepalive_ms = ka_s * 1000;
+	fl->last_sent = sbx__mono_ms();
+	fl->refs = 1;	     /* the response's */
+	fl->leader = leader; /* find_proc's reference */
+	pthread_mutex_lock(&srv->mu);
+	b->refs++;
+	fl->box = b;
+	fl->pid = leader->pid;
+	sbxs_push_locked(fl, sbxs_frame_json(0, json_pack("{s:{s:{s:I}}}", "event", "start", "pid",
+							  (json_int_t)fl->pid)));
+	if (leader->eos) {
+		fl->eos = 1; /* it ended meanwhile: its end went to its own stream */
+		sbxs_push_locked(fl, sbxs_frame_eos("not_found", "the process ended"));
+	} else {
+		fl->next_follower = leader->followers;
+		leader->followers = fl;
+	}
+	pthread_mutex_unlock(&srv->mu);
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, CHUNK_MAX, sbxs_stream_read, fl,
+					      sbxs_stream_done);
+	if (!r) {
+		pthread_mutex_lock(&srv->mu);
+		fl->reader_done = 1;
+		pthread_mutex_unlock(&srv->mu);
+		sbxs_stream_done(fl);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "application/connect+json");
+	return sbxs_queue(c, 200, r);
 }
 
 static enum MHD_Result

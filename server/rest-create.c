@@ -360,7 +360,10 @@ static int build_policy(struct sbxs_server *srv,
 		*status = 500;
 		goto fail;
 	}
-	if (cr->template_id && strcmp(cr->template_id, "base") != 0) {
+	/* "base" and the code interpreter SDK's default template are the
+	 * server's default image. */
+	if (cr->template_id && strcmp(cr->template_id, "base") != 0 &&
+	    strcmp(cr->template_id, "code-interpreter-v1") != 0) {
 		char why[160];
 
 		if (sbxs_image_ref_ok(cr->template_id, why, sizeof(why)) < 0) {

@@ -40,8 +40,12 @@ json_t *sbxs_box_sandbox_json(const struct sbxs_box *b)
 			      "alias", b->template_id, "sandboxID", b->id, "clientID", CLIENT_ID,
 			      "envdVersion", ENVD_VERSION, "domain", "trafficAccessToken");
 
-	if (j && b->secure)
+	if (j && b->secure) {
 		json_object_set_new(j, "envdAccessToken", json_string(b->token));
+		/* What the code interpreter's SDK sends to port 49999 with every
+		 * call (server/interp.c); the same token. */
+		json_object_set_new(j, "trafficAccessToken", json_string(b->token));
+	}
 	return j;
 }
 

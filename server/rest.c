@@ -153,8 +153,8 @@ static enum MHD_Result rest_sandbox(struct sbxs_server *srv,
 				    const char *id,
 				    const char *sub)
 {
-	static const char *const unsupported[] = {"pause",   "resume", "fork",	 "snapshots",
-						  "network", "logs",   "metrics"};
+	static const char *const unsupported[] = {"pause",     "resume",  "fork",
+						  "snapshots", "network", "logs"};
 	char err[512];
 	json_int_t secs = 0;
 	int given;
@@ -210,6 +210,13 @@ static enum MHD_Result rest_sandbox(struct sbxs_server *srv,
 		if (!is_timeout && (!given || secs > 3600))
 			return sbxs_rest_error(c, 400, "duration must be 0 to 3600 seconds");
 		return change_end(srv, c, id, secs, is_timeout ? END_SET : END_EXTEND, NULL);
+	}
+	if (strcmp(sub, "metrics") == 0) {
+		if (strcmp(method, "GET") != 0)
+			return sbxs_rest_error(
+				c, 405, "Method %.16s is not allowed on /sandboxes/{id}/metrics",
+				method);
+		return sbxs_rest_metrics(srv, c, id);
 	}
 	for (size_t k = 0; k < sizeof(unsupported) / sizeof(unsupported[0]); k++)
 		if (strcmp(sub, unsupported[k]) == 0) {

@@ -57,6 +57,8 @@ void sbxs_proc_free(struct sbxs_proc *pr)
 		explicit_bzero(pr->in, pr->in_len);
 	free(pr->in);
 	pthread_cond_destroy(&pr->cv);
+	if (pr->leader)
+		sbxs_proc_unref(pr->leader);
 	if (pr->box)
 		sbxs_box_unref(pr->box);
 	free(pr);
@@ -74,11 +76,55 @@ void sbxs_proc_unref(struct sbxs_proc *pr)
 		sbxs_proc_free(pr);
 }
 
-/* Queues a frame (mu held); a frame nobody will read is dropped. */
+/* Takes follower fl out of its leader's list (mu held). */
+static void unfollow_locked(struct sbxs_proc *fl)
+{
+	for (struct sbxs_proc **pp = &fl->leader->followers; *pp; pp = &(*pp)->next_follower)
+		if (*pp == fl) {
+			*pp = fl->next_follower;
+			break;
+		}
+	fl->next_follower = NULL;
+}
+
+void sbxs_followers_end_locked(struct sbxs_proc *pr)
+{
+	while (pr->followers) {
+		struct sbxs_proc *fl = pr->followers;
+
+		unfollow_locked(fl);
+		fl->eos = 1;
+		pthread_cond_broadcast(&fl->cv);
+	}
+}
+
+/* Queues a frame (mu held); a frame nobody will read is dropped. A
+ * follower that does not read falls behind by at most QUEUE_MAX: past it,
+ * its stream ends (resource_exhausted) and the process goes on. */
 void sbxs_push_locked(struct sbxs_proc *pr, struct sbxs_frame *f)
 {
+	struct sbxs_proc *fl, *next;
+
 	if (!f)
 		return;
+	for (fl = pr->followers; fl; fl = next) {
+		struct sbxs_frame *copy = malloc(sizeof(*copy) + f->len);
+
+		next = fl->next_follower;
+		if (copy && fl->qbytes + f->len <= QUEUE_MAX) {
+			memcpy(copy, f, sizeof(*copy) + f->len);
+			copy->next = NULL;
+			sbxs_push_locked(fl, copy);
+			continue;
+		}
+		free(copy);
+		unfollow_locked(fl);
+		sbxs_push_locked(fl,
+				 sbxs_frame_eos("resource_exhausted",
+						"this stream fell behind the process's output"));
+		fl->eos = 1;
+		pthread_cond_broadcast(&fl->cv);
+	}
 	if (pr->reader_done) {
 		free(f);
 		return;
@@ -478,6 +524,7 @@ void *sbxs_worker_main(void *arg)
 		break;
 	}
 	pr->eos = 1;
+	sbxs_followers_end_locked(pr);
 	pthread_cond_broadcast(&pr->cv);
 	pthread_mutex_unlock(&srv->mu);
 	sbx_result_free(r);
@@ -587,6 +634,11 @@ void sbxs_stream_done(void *cls)
 	pthread_mutex_lock(&srv->mu);
 	pr->reader_done = 1;
 	gone = !pr->eos;
+	if (pr->leader) { /* a follower going away stops nothing */
+		if (gone)
+			unfollow_locked(pr);
+		gone = 0;
+	}
 	pthread_cond_broadcast(&pr->cv);
 	pthread_mutex_unlock(&srv->mu);
 	if (gone)

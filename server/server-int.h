@@ -16,6 +16,7 @@
  *   rest-create.c    REST: a NewSandbox and its creation
  *   rest-list.c      REST: listing, E2B's filters and pages
  *   rest-json.c      REST: how a sandbox is shown
+ *   rest-metrics.c   REST: a sandbox's metrics, from the library's usage
  *   rest-net.c       E2B's network fields as the library's allowlist
  *   envd.c           envd's routes: health, files, and process calls
  *   fs.c             envd's filesystem service
@@ -23,6 +24,9 @@
  *   process.c        envd's process service: the requests
  *   run.c            envd's process service: a command's run and stream
  *   stdin.c          envd's process service: stdin streamed to a command
+ *   interp.c         the code interpreter's API (port 49999): its
+ *                    routes and code contexts
+ *   interp-cell.c    the code interpreter: a cell streamed as JSON lines
  *   paths.c          E2B's paths and user mapped onto a sandbox
  *   sign.c           signed /files URLs, and gzip bodies
  *   box.c            the sandboxes ("boxes"): registry, references,
@@ -57,10 +61,15 @@
 #include "util/time.h" /* sbx__mono_ms(), the clock of every deadline */
 
 #define ENVD_PORT 49983
+#define INTERP_PORT 49999 /* the code interpreter's API (server/interp.c) */
 #define MAX_BOXES 128
 #define REST_BODY_MAX (64u << 10)
 #define START_BODY_MAX ((1u << 20) + 5)
 #define UNARY_BODY_MAX (23u << 20) /* one SendInput of the whole stdin, base64 */
+#define EXEC_BODY_MAX (1u << 20)   /* one /execute of the code interpreter */
+#define ISECRETS_MAX 64		   /* cells of a box given env_vars (server/interp-cell.c) */
+#define IVALS_MAX 256		   /* env_vars values a box keeps (server/interp-cell.c) */
+#define ICTX_MAX 32		   /* contexts a box keeps handles of (server/interp.c) */
 #define FILE_MAX (64u << 20)
 #define FILE_BODY_MAX (FILE_MAX + (64u << 10))
 #define CHUNK_MAX (32u << 10) /* output per data event, and per write of a stream */
@@ -105,6 +114,17 @@ struct sbxs_proc {
 	uint64_t last_sent;
 	int started, run_done, eos, reader_done;
 	enum sbxs_cancel cancel;
+	/* Process.Connect: a follower is a stream of another process's events
+	 * from its connect on (leader: a reference; not in box->procs); a
+	 * process lists its followers (weak: each unlinks itself). */
+	struct sbxs_proc *leader, *followers, *next_follower;
+};
+
+/* A code context's handle a box keeps (server/interp.c). */
+struct sbxs_ictx {
+	struct sbxs_ictx *next;
+	sbx_context *h;
+	char *cwd; /* as created here; NULL: not known */
 };
 
 struct sbxs_box {
@@ -126,6 +146,15 @@ struct sbxs_box {
 	unsigned next_pid;
 	struct sbxs_proc *procs;
 	int watches; /* WatchDir streams running (server/watch.c) */
+	/* the CPU time read at the last metrics request, and when (rest-metrics.c) */
+	int64_t metrics_cpu_us;
+	uint64_t metrics_mono;
+	struct sbxs_ictx *ictxs;	     /* code contexts' handles (server/interp.c) */
+	sbx_secrets *isecrets[ISECRETS_MAX]; /* cells' env_vars, redacted while it lives */
+	size_t n_isecrets;
+	char *ivals[IVALS_MAX]; /* their values, for the stream's joins */
+	size_t ival_len[IVALS_MAX];
+	size_t n_ivals;
 };
 
 struct sbxs_handlers;
@@ -150,7 +179,7 @@ struct sbxs_server {
 	int creating, stopping, workers, live;
 };
 
-enum sbxs_route { SBXS_ROUTE_REST = 1, SBXS_ROUTE_ENVD };
+enum sbxs_route { SBXS_ROUTE_REST = 1, SBXS_ROUTE_ENVD, SBXS_ROUTE_INTERP };
 
 /* One HTTP request, from its headers to its completion. */
 struct sbxs_req {
@@ -279,6 +308,9 @@ enum MHD_Result sbxs_rest(struct sbxs_server *srv,
 enum MHD_Result
 sbxs_rest_create(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
 enum MHD_Result sbxs_rest_list(struct sbxs_server *srv, struct MHD_Connection *c, int v2);
+/* GET /sandboxes/{id}/metrics (rest-metrics.c). */
+enum MHD_Result
+sbxs_rest_metrics(struct sbxs_server *srv, struct MHD_Connection *c, const char *id);
 /* Unix ms as an RFC 3339 JSON string. */
 json_t *sbxs_rfc3339(int64_t ms);
 /* A box as Sandbox (create, connect); as ListedSandbox, or SandboxDetail
@@ -298,6 +330,38 @@ int sbxs_parse_network(
 int sbxs_apply_network(
 	const struct sbxs_create_req *cr, sbx_policy *p, json_t **echo, char *err, size_t esize);
 
+/* ===== interp.c, interp-cell.c: the code interpreter (port 49999) ===== */
+
+/* The body bound of a request to url. */
+size_t sbxs_interp_limit(const char *url);
+enum MHD_Result sbxs_interp(struct sbxs_server *srv,
+			    struct MHD_Connection *c,
+			    struct sbxs_req *rq,
+			    const char *method,
+			    const char *url);
+/* interp-cell.c: POST /execute, a cell and its stream. */
+enum MHD_Result
+sbxs_interp_execute(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
+/* Its errors: plain text, as the code interpreter's own server sends. */
+enum MHD_Result __attribute__((format(printf, 3, 4)))
+sbxs_interp_error(struct MHD_Connection *c, unsigned status, const char *fmt, ...);
+/* The HTTP status of a library code; the 502 of a box that ended before
+ * its busy slot came free. */
+unsigned sbxs_interp_status(int rc);
+enum MHD_Result sbxs_interp_slot_refused(struct MHD_Connection *c, struct sbxs_box *b);
+/* E2B's language names as the library's ("python", "bash"; NULL: not
+ * served); whether s[0..n) is a context id of the library's form. */
+const char *sbxs_interp_language(const char *s);
+int sbxs_interp_id_ok(const char *s, size_t n);
+/* The box's handles of contexts (mu held for the _locked ones). */
+struct sbxs_ictx *sbxs_ictx_find_locked(struct sbxs_box *b, const char *name);
+int sbxs_ictx_count_locked(struct sbxs_box *b);
+void sbxs_ictx_free(struct sbxs_ictx *x);
+/* The handle of context name (in the busy slot): the box's, or opened, or
+ * with lang a default one created. 0 (the box keeps it), 1 (past ICTX_MAX:
+ * the caller frees it), or a library code. */
+int sbxs_ictx_get(struct sbxs_box *b, const char *name, const char *lang, sbx_context **out);
+
 /* ===== paths.c: E2B's paths and user ===== */
 
 /* E2B's path in the sandbox as a clean absolute path here; -1: unusable. */
@@ -310,7 +374,7 @@ int sbxs_user_ok(const char *name);
 /*
  * Whether sig signs a /files request (path and user as given in its query,
  * op "read" or "write") with token, unexpired at now_s when exp (unix
- * seconds, as given) is set. 0, or -1 with err.
+ * seconds, as given) is set; an empty path signs nothing. 0, or -1 with err.
  */
 int sbxs_signature_check(const char *path,
 			 const char *op,
@@ -370,14 +434,20 @@ enum MHD_Result
 sbxs_envd_watch(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
 enum MHD_Result
 sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
+/* process.Process/Connect: a stream of a running process's events. */
+enum MHD_Result
+sbxs_envd_connect(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
 enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
 				struct MHD_Connection *c,
 				struct sbxs_req *rq,
 				const char *method);
 void sbxs_proc_free(struct sbxs_proc *pr);
 void sbxs_proc_unref(struct sbxs_proc *pr);
-/* Queues a frame for the client (mu held); NULL is a no-op. */
+/* Queues a frame for the client and a copy for each follower (mu held);
+ * NULL is a no-op. */
 void sbxs_push_locked(struct sbxs_proc *pr, struct sbxs_frame *f);
+/* Ends the streams of a process's followers (mu held). */
+void sbxs_followers_end_locked(struct sbxs_proc *pr);
 /* Stops a process: a waiting one is dropped, a running one killed. */
 void sbxs_cancel_proc(struct sbxs_proc *pr, enum sbxs_cancel why);
 /* stdin.c: the wrapper a command with streamed stdin runs under; the

@@ -120,6 +120,8 @@ static enum MHD_Result too_big(struct MHD_Connection *c, struct sbxs_req *rq, co
 {
 	if (rq->route == SBXS_ROUTE_REST)
 		return sbxs_rest_error(c, 413, "Request body larger than %zu bytes", rq->limit);
+	if (rq->route == SBXS_ROUTE_INTERP)
+		return sbxs_interp_error(c, 413, "the request is larger than %zu bytes", rq->limit);
 	if (strcmp(url, "/process.Process/Start") == 0)
 		return sbxs_stream_error(c, "resource_exhausted",
 					 "the request is larger than 1 MiB");
@@ -157,13 +159,20 @@ on_headers(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *r
 		rq->answered = 1;
 		if (!rq->box)
 			return sandbox_not_found(c, id);
-		if (port != ENVD_PORT)
+		if (port == INTERP_PORT)
+			rq->route = SBXS_ROUTE_INTERP;
+		else if (port != ENVD_PORT)
 			return sbxs_reply_json(
 				c, 502,
 				json_pack("{s:s, s:s, s:i, s:i}", "sandboxId", rq->box->id,
 					  "message", "The sandbox is running but port is not open",
 					  "port", (int)port, "code", 502));
 		tok = sbxs_header(c, "X-Access-Token");
+		/* The code interpreter's SDK sends the access token with
+		 * /execute only, and the traffic token (the same token here:
+		 * it is in the Sandbox the SDK is given) with every call. */
+		if (!tok && rq->route == SBXS_ROUTE_INTERP)
+			tok = sbxs_header(c, "E2B-Traffic-Access-Token");
 		/* Every sandbox has a token (secure: false is refused at create):
 		 * only /health answers without it, and /files to a URL signed
 		 * with it. */
@@ -190,7 +199,8 @@ on_headers(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *r
 			sbxs_http_authenticated(srv, c);
 		}
 		rq->answered = 0;
-		rq->limit = envd_limit(url);
+		rq->limit =
+			rq->route == SBXS_ROUTE_INTERP ? sbxs_interp_limit(url) : envd_limit(url);
 	} else {
 		const char *key = sbxs_header(c, "X-API-Key");
 
@@ -221,6 +231,8 @@ static enum MHD_Result on_request(struct sbxs_server *srv,
 				  const char *method,
 				  const char *url)
 {
+	if (rq->route == SBXS_ROUTE_INTERP)
+		return sbxs_interp(srv, c, rq, method, url);
 	if (rq->too_big)
 		return too_big(c, rq, url);
 	if (rq->route == SBXS_ROUTE_ENVD)

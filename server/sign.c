@@ -10,7 +10,8 @@
  * expires, as envd checks it: the key is the sandbox's own access token,
  * never the API key, so a URL signed for one sandbox opens nothing of
  * another. SHA-256 is OpenSSL's (libcrypto); the comparison is in constant
- * time.
+ * time. A URL signed over no path is refused: envd would take the file's
+ * path from the upload's form, so such a URL would write any file.
  *
  * A gzip body (Content-Encoding: gzip, the SDKs' gzip uploads) is inflated
  * by zlib into memory up to a bound given by the caller: a body that would
@@ -46,6 +47,13 @@ int sbxs_signature_check(const char *path,
 
 	if (!sig || strncmp(sig, "v1_", 3) != 0) {
 		snprintf(err, esize, "invalid signature: expected a v1_ signature");
+		return -1;
+	}
+	if (!*path) {
+		/* Signed over an empty path, an upload's form would name any file. */
+		snprintf(err, esize,
+			 "a signed URL must name its file in path (uploadUrl(path)): one signed "
+			 "without a path is refused");
 		return -1;
 	}
 	if (exp) {

@@ -12,9 +12,12 @@
  * "<fifo>.cmd"; the command's exit status (or its signal) is the run's.
  * Each later SendInput is a run of `cat` into the FIFO on a handle of its
  * own (sbx_sandbox_open(), so docker exec: the busy slot is the command's),
- * one at a time per process, in order; CloseStdin is one more. Everything
- * runs as the sandbox user inside the sandbox; the FIFOs have mode 0600 and
- * a random name, and the wrapper removes them when the command ends.
+ * one at a time per process, in order; CloseStdin is one more. One deadline
+ * (--transfer-timeout) bounds a write and its wait for an earlier one, so a
+ * queue of writes behind a process that does not read holds no connection
+ * longer than that. Everything runs as the sandbox user inside the
+ * sandbox; the FIFOs have mode 0600 and a random name, and the wrapper
+ * removes them when the command ends.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -79,14 +82,32 @@ int sbxs_stdin_write(
 	sbx_run_options ro = SBX_RUN_OPTIONS_INIT;
 	sbx_sandbox *h = NULL;
 	sbx_result *r = NULL;
+	uint64_t deadline = sbx__mono_ms() + srv->transfer_ms, now;
 	int rc;
 
+	/* One deadline covers the wait for an earlier write and this one. */
 	pthread_mutex_lock(&srv->mu);
-	while (pr->in_busy)
-		pthread_cond_wait(&pr->cv, &srv->mu);
+	while (pr->in_busy && !pr->run_done && (now = sbx__mono_ms()) < deadline)
+		sbxs_wait_until(&pr->cv, &srv->mu, deadline);
+	if (pr->in_busy || pr->run_done) {
+		int ended = pr->run_done;
+
+		pthread_mutex_unlock(&srv->mu);
+		if (ended && close)
+			return 0; /* nothing left to close */
+		if (ended)
+			snprintf(err, esize, "the process's input is gone (it ended)");
+		else
+			snprintf(err, esize,
+				 "an earlier input of the process was still being written at the "
+				 "transfer's deadline (%llu s)",
+				 (unsigned long long)(srv->transfer_ms / 1000));
+		return -1;
+	}
 	pr->in_busy = 1;
+	now = sbx__mono_ms();
 	pthread_mutex_unlock(&srv->mu);
-	ro.timeout_ms = srv->transfer_ms;
+	ro.timeout_ms = deadline > now ? deadline - now : 1;
 	ro.stdin_data = data;
 	ro.stdin_len = n;
 	rc = sbx_sandbox_open(&h, srv->b, sbx_sandbox_id(b->s));

@@ -443,6 +443,42 @@ SBX_EXTERN int sbx_sandbox_run(sbx_result **out,
  */
 SBX_EXTERN int sbx_sandbox_resize(sbx_sandbox *s, unsigned int rows, unsigned int cols);
 
+/** What a sandbox uses now, read back from the host (sbx_sandbox_usage()).
+ *  ^A field the backend cannot read is -1. */
+typedef struct {
+	unsigned int version;	    /* SBX_USAGE_VERSION, set by the caller */
+	int64_t cpu_used_us;	    /* CPU time of all its processes since it started */
+	int64_t memory_bytes;	    /* memory charged to it now (page cache included) */
+	int64_t memory_peak_bytes;  /* the highest memory_bytes has been */
+	int64_t memory_limit_bytes; /* its memory cap; -1 also when it has none */
+	int64_t disk_used_bytes;    /* of its writable space, /workspace */
+	int64_t disk_total_bytes;
+} sbx_usage;
+
+#define SBX_USAGE_VERSION 1u
+#define SBX_USAGE_INIT                                                                             \
+	{                                                                                          \
+		.version = SBX_USAGE_VERSION                                                       \
+	}
+
+/**
+ * Reads what sandbox s uses now into out, from any thread, runs in flight
+ * or not. ^On the docker backend the CPU time and memory are the
+ * container's cgroup (v2: cpu.stat usage_usec, memory.current, memory.peak,
+ * memory.max; v1: cpuacct.usage, memory.usage_in_bytes,
+ * memory.max_usage_in_bytes, memory.limit_in_bytes), read on the host and
+ * never from inside the sandbox; the disk is its /workspace filesystem when
+ * that is a disk of its own (statvfs on the host), else -1.
+ *
+ * @param[in,out] out its version set by the caller (SBX_USAGE_INIT);
+ * written only on success.
+ * Returns: 0, SBX_EINVALID (s or out NULL), SBX_EVERSION (out's version),
+ * SBX_EUNSUPPORTED (a backend that does not read usage back, or a sandbox
+ * whose init's host pid is unknown), SBX_ENOTFOUND (the sandbox's processes
+ * are gone), SBX_ERROR (the cgroup could not be read).
+ */
+SBX_EXTERN int sbx_sandbox_usage(sbx_sandbox *s, sbx_usage *out);
+
 /**
  * Runs source code: language "python" or "bash". The code is passed on
  * standard input, so the options' stdin must be empty.

@@ -40,7 +40,7 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 # 1. What is installed, and the version from its one source.
 for f in lib/libsandboxio.a lib/libsandboxio.so lib/libsandboxio.so.0 "lib/libsandboxio.so.$version" \
 	lib/pkgconfig/sandboxio.pc include/sandboxio.h include/sandboxio/sandbox.h bin/sandboxio \
-	libexec/sandboxio/sbx-init libexec/sandboxio/sbx-resolv.conf; do
+	libexec/sandboxio/sbx-init libexec/sandboxio/sbx-resolv.conf libexec/sandboxio/sandboxio-full; do
 	[ -e "$prefix/$f" ] || fail "not installed: $f"
 done
 [ "$(readlink "$prefix/lib/libsandboxio.so")" = libsandboxio.so.0 ] ||
@@ -54,6 +54,15 @@ got=$(pkg-config --modversion sandboxio) || fail "pkg-config does not find sandb
 	fail "pkg-config --modversion '$got', the header says '$version'"
 "$prefix/bin/sandboxio" version | grep -qx "sandboxio $version" ||
 	fail "the installed command does not print version $version"
+# The command is a front of libc and jansson (cli/front/main.c) that runs
+# sandboxio-full for what it does not serve itself, as `version`.
+fneeded=$(readelf -d "$prefix/bin/sandboxio" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+case $fneeded in
+*curl* | *nftables* | *libnl* | *protobuf* | *microhttpd* | *crypto*)
+	fail "the installed command loads the engine's libraries: $fneeded" ;;
+*libjansson*) ok "the installed command needs only $fneeded" ;;
+*) fail "the installed command's libraries: $fneeded" ;;
+esac
 
 # 2. --static lists the private libraries.
 static_libs=$(pkg-config --static --libs sandboxio)

@@ -2,7 +2,8 @@
 // pinned in package.json) against `sandboxio serve --api e2b`, for the calls
 // past the basic flow of e2b.mjs: the envd filesystem service (list with
 // depth, getInfo with envd's entry metadata, exists, makeDir, rename,
-// remove) and the REST API's list order, filters and pages, metrics,
+// remove), streamed stdin, commands.connect and commands.list from a second
+// Sandbox object, and the REST API's list order, filters and pages, metrics,
 // template existence, gzip uploads and signed file URLs.
 //
 // Run by tests/sdk/run-e2b.sh after e2b.mjs, with the same environment
@@ -272,6 +273,67 @@ await step('commands.sendStdin streamed', ['commands.sendStdin', 'commands.close
 	const e = await thrown(() => k.wait())
 	check('a streamed-stdin command keeps its own exit status (7)', e && e.exitCode === 7,
 		e && `${e.name} ${e.exitCode}`)
+})
+
+await step('metrics', ['getMetrics', 'Sandbox.getMetrics'], async () => {
+	const m = await Sandbox.create({ metadata, timeoutMs: 120_000 })
+	const before = await m.getMetrics()
+	check('getMetrics: one sample, E2B\'s fields, its memory cap as memTotal',
+		before.length === 1 && before[0].timestamp instanceof Date && before[0].cpuCount >= 1 &&
+			before[0].memTotal === 512 * 1024 * 1024 && before[0].memUsed > 0 &&
+			typeof before[0].cpuUsedPct === 'number', JSON.stringify(before))
+	// 100 MiB held by a process until the proof lets it go: it says so on its
+	// stdout and ends at a line on its stdin (the sandbox runs one command at
+	// a time, so a file call would wait for it).
+	const h = await m.commands.run(
+		"python3 -c \"import sys\nb=bytearray(100<<20)\nfor i in range(0,len(b),4096): b[i]=1\n" +
+			"print('held', flush=True)\nsys.stdin.readline()\"",
+		{ background: true, stdin: true })
+	for (let i = 0; i < 6000 && !h.stdout.includes('held'); i++)
+		await new Promise((r) => setTimeout(r, 100))
+	const held = await Sandbox.getMetrics(m.sandboxId)
+	await h.sendStdin('go\n')
+	await h.wait()
+	check('Sandbox.getMetrics while 100 MiB are held: memUsed above 100 MiB',
+		held.length === 1 && held[0].memUsed > 100 * 1024 * 1024, JSON.stringify(held))
+	await m.commands.run("python3 -c 'sum(range(30000000))'")
+	const busy = await m.getMetrics()
+	check('after a busy loop: cpuUsedPct above 0', busy.length === 1 && busy[0].cpuUsedPct > 0,
+		JSON.stringify(busy))
+	const none = await m.getMetrics({ end: new Date(Date.now() - 3600_000) })
+	check('a window that ended an hour ago: no sample', Array.isArray(none) && none.length === 0,
+		JSON.stringify(none))
+	await m.kill()
+	const gone = await thrown(() => Sandbox.getMetrics(m.sandboxId))
+	check('getMetrics of a killed sandbox: SandboxNotFoundError',
+		gone && gone.name === 'SandboxNotFoundError', gone && `${gone.name}: ${gone.message}`)
+})
+
+await step('commands.connect', ['commands.connect', 'commands.list', 'Sandbox.connect'], async () => {
+	const h1 = await sbx.commands.run(
+		"echo before; read x; echo after $x; exit 3", { background: true, stdin: true })
+	for (let i = 0; i < 6000 && !h1.stdout.includes('before'); i++)
+		await new Promise((r) => setTimeout(r, 100))
+	// A second SDK object of the same sandbox, as another program would hold.
+	const second = await Sandbox.connect(sbx.sandboxId)
+	const list = await second.commands.list()
+	check('commands.list from the second object shows the running process',
+		list.some((p) => p.pid === h1.pid && p.args.includes('echo before; read x; echo after $x; exit 3')),
+		JSON.stringify(list))
+	const h2 = await second.commands.connect(h1.pid)
+	check('commands.connect: the same pid', h2.pid === h1.pid, `${h2.pid} ${h1.pid}`)
+	// The process goes on only once the second object has connected.
+	await second.commands.sendStdin(h1.pid, 'go\n')
+	const e2 = await thrown(() => h2.wait())
+	const e1 = await thrown(() => h1.wait())
+	check('the connected handle gets the output from then on, the end and exit code 3',
+		e2 && e2.exitCode === 3 && h2.stdout === 'after go\n', e2 && `${e2.exitCode} ${JSON.stringify(h2.stdout)}`)
+	check('the first handle still gets the whole output and the same end',
+		e1 && e1.exitCode === 3 && h1.stdout === 'before\nafter go\n',
+		e1 && `${e1.exitCode} ${JSON.stringify(h1.stdout)}`)
+	const e3 = await thrown(() => second.commands.connect(h1.pid))
+	check('commands.connect to an ended process: NotFoundError-like error',
+		e3 && /not found/i.test(e3.message), e3 && `${e3.name}: ${e3.message}`)
 })
 
 await step('a sandbox killed mid-command', ['commands.run (killed mid-command)'], async () => {
