@@ -491,3 +491,24 @@ def test_asyncio_cancelling_a_cell_interrupts_it():
                 r = await c.run("6 * 7")
                 assert r.ok and r.text == "42"
     asyncio.run(main())
+
+
+def test_keyboard_interrupt_during_a_cell_interrupts_it_and_the_context_lives():
+    """Ctrl-C while a cell runs on the main thread interrupts the cell (not
+    the sandbox): KeyboardInterrupt is raised once the cell has ended, and
+    the context keeps its state."""
+    started = threading.Event()
+
+    def cb(stream, data):
+        if b"looping" in data and not started.is_set():
+            started.set()
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with sandboxio.Sandbox(tenant=CTX_TENANT, run_code_timeout=HANG_GUARD_S) as sb, \
+            sb.context() as c:
+        c.run("kept = 42")
+        with pytest.raises(KeyboardInterrupt):
+            c.run("print('looping', flush=True)\nwhile True:\n    pass", on_output=cb)
+        assert started.is_set()
+        r = c.run("kept")
+        assert r.ok and r.text == "42" and r.execution_count == 3
