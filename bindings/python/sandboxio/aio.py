@@ -148,8 +148,8 @@ class AsyncContext:
     async def close(self):
         await asyncio.shield(self._call(self.context.close))
 
-    def detach(self):
-        self.context.detach()
+    async def detach(self):
+        await self._call(self.context.detach)
 
     async def __aenter__(self):
         return self

@@ -270,8 +270,10 @@ class Context:
 
     def detach(self):
         """Frees the handle and leaves the context alive (open_context()
-        finds it again by name)."""
-        self._finalizer()
+        finds it again by name). Waits for a cell under way on another
+        thread: the handle is not freed under it."""
+        with self._sandbox._lock:
+            self._finalizer()
 
     def __enter__(self):
         return self
@@ -306,15 +308,13 @@ def create(sandbox, language, cwd, name):
     nm = check_name(name)
     o.name = nm
     h = L.c_void_p()
-    made = {}
 
     def call():
         with sandbox._lock:
             rc = L.sbx_context_create(L.byref(h), sandbox._handle(), L.byref(o))
             if rc < 0:
                 raise L.last_error("context", rc)
-            made["ctx"] = Context(sandbox, h)
-            return made["ctx"]
+            return Context(sandbox, h)
 
     # Interrupted while it starts: the context, once made, is closed.
     return _wait_call(call, cleanup=lambda ctx: ctx.close())
