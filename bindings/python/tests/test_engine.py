@@ -512,3 +512,22 @@ def test_keyboard_interrupt_during_a_cell_interrupts_it_and_the_context_lives():
         assert started.is_set()
         r = c.run("kept")
         assert r.ok and r.text == "42" and r.execution_count == 3
+
+
+def test_context_is_shared_with_the_sandboxio_command():
+    """A context made here is reached by `sandboxio code` from another
+    process, and one the command made is found by open_context()."""
+    cli = os.environ.get("SBX_CLI") or os.path.join(PKG, "..", "..", "build", "sandboxio")
+    with sandboxio.Sandbox(tenant=CTX_TENANT) as sb:
+        c = sb.context(name="shared")
+        c.run("y = 41")
+        p = subprocess.run([cli, "code", "--context", "shared", sb.id, "--", "y += 1\ny"],
+                           capture_output=True)
+        assert p.returncode == 0 and p.stdout == b"42\n", p.stderr
+        assert c.run("y").text == "42"
+        p = subprocess.run([cli, "code", "--context", "made-by-cli", "--lang", "bash", sb.id,
+                            "--", "Z=5"], capture_output=True)
+        assert p.returncode == 0, p.stderr
+        with sb.open_context("made-by-cli") as d:
+            assert d.language == "bash"
+            assert d.run("echo $((Z*2))").stdout == b"10\n"
