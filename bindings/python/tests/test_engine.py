@@ -531,3 +531,17 @@ def test_context_is_shared_with_the_sandboxio_command():
         with sb.open_context("made-by-cli") as d:
             assert d.language == "bash"
             assert d.run("echo $((Z*2))").stdout == b"10\n"
+
+
+def test_context_restart_loses_the_state_and_keeps_the_name():
+    with sandboxio.Sandbox(tenant=CTX_TENANT) as sb, sb.context(name="again") as c:
+        c.run("gone = 1")
+        c.restart()
+        r = c.run("gone")
+        assert r.status == "error" and r.error.name == "NameError"
+        c.run("gone = 2")
+        # a context whose process ends is started again: status restarted
+        r = c.run("import os\nos._exit(3)")
+        assert r.status == "restarted"
+        r = c.run("gone")
+        assert r.error.name == "NameError" and c.name == "again"
