@@ -118,7 +118,8 @@ def _timeout_ms(timeout):
         return 0
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or \
             timeout != timeout or timeout <= 0:
-        raise InvalidError("timeout: %r is not a positive number of seconds" % (timeout,))
+        # the value is not quoted (errors.py: the package's own texts quote none)
+        raise InvalidError("timeout: not a positive number of seconds")
     return max(1, _lib.ms_of_seconds(timeout, "timeout"))
 
 
