@@ -527,3 +527,17 @@ def test_code_result_reads_every_field():
     assert (c.execution_count, c.truncated, c.malformed, c.duration_ms) == (3, True, 2, 9)
     names = [_lib.dec(_lib.sbx_code_status_name(k)) for k in sorted(_lib.CODE_STATUS)]
     assert names == [_lib.CODE_STATUS[k] for k in sorted(_lib.CODE_STATUS)]
+
+
+def test_a_refused_cell_argument_that_is_a_live_secret_is_never_quoted():
+    """A cell's timeout or on_output refused before the call names the
+    argument and quotes no value (the library's redaction never sees the
+    package's own messages)."""
+    s = sandboxio.Secrets({"API_TOKEN": SECRET})
+    ctx = sandboxio.Context.__new__(sandboxio.Context)
+    for kw in (dict(timeout=SECRET), dict(on_output=SECRET), dict(code=[SECRET])):
+        with pytest.raises(sandboxio.InvalidError) as ei:
+            ctx.run(**dict(dict(code="1"), **kw))
+        for t in _texts_of(ei.value, with_locals=False):
+            assert SECRET not in t
+    s.close()
