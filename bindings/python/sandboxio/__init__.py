@@ -11,7 +11,8 @@ docs/python.md has the whole API.
 """
 
 from . import _lib
-from .aio import AsyncSandbox
+from .aio import AsyncContext, AsyncSandbox
+from .context import CodeError, CodeResult, Context, DisplayItem
 from .errors import (CancelledError, DeniedError, EngineError, InvalidError, LimitError,
                      NotFoundError, OutOfMemoryError, SandboxError, TimeoutError,
                      UnavailableError, UnsupportedError, VersionError)
@@ -33,7 +34,8 @@ def reap(tenant=None, dry_run=False, backend="docker", **backend_kw):
     return Backend.shared(backend, **backend_kw).reap(tenant, dry_run)
 
 
-__all__ = ["AsyncSandbox", "Backend", "CancelledError", "DeniedError", "EngineError",
+__all__ = ["AsyncContext", "AsyncSandbox", "Backend", "CancelledError", "CodeError", "CodeResult",
+           "Context", "DeniedError", "DisplayItem", "EngineError",
            "InvalidError", "LimitError", "NotFoundError", "OutOfMemoryError", "Policy",
            "Result", "Sandbox", "SandboxError", "Secrets", "TimeoutError", "UnavailableError",
            "UnsupportedError", "VersionError", "list_sandboxes", "reap"]

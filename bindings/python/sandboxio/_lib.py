@@ -141,6 +141,44 @@ class sbx_reap_options(ctypes.Structure):
 REAP_REASONS = {1: "owner_gone", 2: "deadline_passed", 3: "owner_rebooted", 4: "skipped"}
 
 
+# ----- interp.h -----
+class sbx_context_options(ctypes.Structure):
+    _fields_ = [("version", c_uint), ("language", c_char_p), ("cwd", c_char_p),
+                ("name", c_char_p)]
+
+
+CONTEXT_OPTIONS_VERSION = 1
+
+
+class sbx_display_item(ctypes.Structure):
+    _fields_ = [("mime", c_char_p), ("data", POINTER(ctypes.c_ubyte)), ("len", c_size_t),
+                ("is_result", c_int)]
+
+
+class sbx_code_result(ctypes.Structure):
+    _fields_ = [("version", c_uint), ("status", c_int), ("stdout_data", POINTER(ctypes.c_char)),
+                ("stdout_len", c_size_t), ("stderr_data", POINTER(ctypes.c_char)),
+                ("stderr_len", c_size_t), ("text", c_char_p), ("error_name", c_char_p),
+                ("error_value", c_char_p), ("error_traceback", c_char_p),
+                ("items", POINTER(sbx_display_item)), ("n_items", c_size_t),
+                ("execution_count", c_uint), ("truncated", c_int), ("malformed", c_uint),
+                ("duration_ms", c_uint64)]
+
+
+# The result version whose fields are above; a later one only appends.
+CODE_RESULT_VERSION = 1
+
+
+class sbx_code_options(ctypes.Structure):
+    _fields_ = [("version", c_uint), ("timeout_ms", c_uint64), ("on_output", sbx_output_cb),
+                ("payload", c_void_p), ("secrets", c_void_p)]
+
+
+CODE_OPTIONS_VERSION = 1
+CODE_STATUS = {0: "ok", 1: "error", 2: "interrupted", 3: "timeout", 4: "restarted"}
+sbx_context_list_cb = ctypes.CFUNCTYPE(c_int, c_char_p, c_char_p, c_void_p)
+
+
 def _proto(name, restype, *argtypes):
     fn = getattr(lib, name)
     fn.restype = restype
@@ -215,6 +253,21 @@ sbx_sandbox_read_file = _proto("sbx_sandbox_read_file", c_int, PP, POINTER(c_siz
 sbx_backend_list = _proto("sbx_backend_list", c_int, c_void_p, c_char_p, sbx_list_cb, c_void_p)
 sbx_backend_reap = _proto("sbx_backend_reap", c_int, c_void_p, POINTER(sbx_reap_options),
                           sbx_reap_cb, c_void_p)
+
+sbx_context_create = _proto("sbx_context_create", c_int, PP, c_void_p,
+                            POINTER(sbx_context_options))
+sbx_context_open = _proto("sbx_context_open", c_int, PP, c_void_p, c_char_p)
+sbx_context_name = _proto("sbx_context_name", c_char_p, c_void_p)
+sbx_context_language = _proto("sbx_context_language", c_char_p, c_void_p)
+sbx_code_status_name = _proto("sbx_code_status_name", c_char_p, c_int)
+sbx_code_result_free = _proto("sbx_code_result_free", None, POINTER(sbx_code_result))
+sbx_context_run = _proto("sbx_context_run", c_int, POINTER(POINTER(sbx_code_result)), c_void_p,
+                         c_char_p, c_size_t, POINTER(sbx_code_options))
+sbx_context_interrupt = _proto("sbx_context_interrupt", c_int, c_void_p)
+sbx_context_restart = _proto("sbx_context_restart", c_int, c_void_p)
+sbx_context_close = _proto("sbx_context_close", c_int, c_void_p)
+sbx_context_free = _proto("sbx_context_free", None, c_void_p)
+sbx_context_list = _proto("sbx_context_list", c_int, c_void_p, sbx_context_list_cb, c_void_p)
 
 
 def enc(s, what):

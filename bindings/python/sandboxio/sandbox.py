@@ -20,6 +20,7 @@ import threading
 import weakref
 
 from . import _lib
+from . import context as _context
 from .errors import InvalidError, SandboxError
 from .policy import Policy
 from .secrets import Secrets, refuse_secret
@@ -266,6 +267,9 @@ class _State:
         self.backend = backend
         self.lock = threading.Lock()  # guards h
         self.busy = threading.Lock()  # held by a call that uses h (Sandbox._lock)
+        # The handles of its contexts (context._CtxState), freed before h.
+        self.contexts = set()
+        self.ctx_lock = threading.RLock()
 
 
 def _finalize(state):
@@ -279,6 +283,7 @@ def _finalize(state):
                 _lib.sbx_sandbox_kill(state.h)
         state.busy.acquire()
     try:
+        _context.free_all(state)
         with state.lock:
             h, state.h = state.h, None
         if h:
@@ -375,6 +380,7 @@ class Sandbox:
         if self._finalizer.alive:
             with self._lock:
                 st = self._state
+                _context.free_all(st)
                 with st.lock:
                     h, st.h = st.h, None
                 self._finalizer.detach()
@@ -388,6 +394,7 @@ class Sandbox:
         """Leaves the sandbox running until its deadline; frees the handle."""
         with self._lock:
             st = self._state
+            _context.free_all(st)
             with st.lock:
                 h, st.h = st.h, None
             self._finalizer.detach()
@@ -526,6 +533,22 @@ class Sandbox:
         return self._run("run_code", start, dict(env=env, workdir=workdir, stdin=None,
                                                  timeout=timeout, secrets=secrets,
                                                  raw_output=raw_output, on_output=on_output))
+
+    # ----- code contexts -----
+
+    def context(self, language="python", cwd=None, name=None):
+        """Starts a code context (a Context): "python" or "bash", in cwd
+        (absolute; None: the policy's workdir), named name (1 to 64 of
+        [A-Za-z0-9_-]; None: a random one). Docker backend only."""
+        return _context.create(self, language, cwd, name)
+
+    def open_context(self, name):
+        """A Context on the live context of that name (NotFoundError: none)."""
+        return _context.open_(self, name)
+
+    def contexts(self):
+        """The sandbox's live contexts: a list of dicts (name, language)."""
+        return _context.list_(self)
 
     # ----- files -----
 

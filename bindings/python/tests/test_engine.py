@@ -286,3 +286,264 @@ def test_secret_is_redacted_and_never_in_repr_or_env():
         with pytest.raises(sandboxio.UnsupportedError) as ei:
             sb.run_code("x", lang=SECRET, secrets=sec)
         assert SECRET not in str(ei.value) and SECRET not in repr(ei.value)
+
+
+# ----- code contexts (include/sandboxio/interp.h) -----
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+CTX_TENANT = "pyctx-%d" % os.getpid()
+
+
+def test_context_keeps_state_between_cells():
+    with sandboxio.Sandbox(tenant=CTX_TENANT) as sb, sb.context() as c:
+        assert c.language == "python" and c.name.startswith("ctx-")
+        r = c.run("x = 41")
+        assert r.status == "ok" and r.text is None and r.error is None
+        r = c.run("x + 1")
+        assert r.ok and r.text == "42" and r.execution_count == 2
+        assert sandboxio.DisplayItem("text/plain", b"42", True) in r.items
+        assert not r.truncated and r.duration_ms >= 0
+        r = c.run(b"print('out'); import sys; print('err', file=sys.stderr)")
+        assert r.stdout == b"out\n" and r.stderr == b"err\n"
+        assert {"name": c.name, "language": "python"} in sb.contexts()
+    # closed with its block: the context is gone, the handle is refused
+    assert c.closed
+    with pytest.raises(sandboxio.InvalidError, match="closed"):
+        c.run("x")
+
+
+def test_context_bash_keeps_its_variables():
+    with sandboxio.Sandbox(tenant=CTX_TENANT) as sb, sb.context("bash", cwd="/tmp") as c:
+        assert c.language == "bash"
+        c.run("Y=6; cd /workspace")
+        r = c.run("echo $((Y*7)) $PWD")
+        assert r.ok and r.stdout == b"42 /workspace\n"
+        r = c.run("false")
+        assert r.status == "error" and r.error.name == "ExitCode"
+
+
+def test_context_matplotlib_plot_is_a_png_item():
+    with sandboxio.Sandbox(tenant=CTX_TENANT) as sb, sb.context() as c:
+        r = c.run("import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [4, 1, 9])\n"
+                  "plt.title('t')")
+        assert r.ok, r
+        png = [i for i in r.items if i.mime == "image/png"]
+        assert len(png) == 1 and png[0].data.startswith(PNG_MAGIC) and not png[0].is_result
+
+
+def test_two_contexts_are_independent():
+    with sandboxio.Sandbox(tenant=CTX_TENANT) as sb:
+        with sb.context(name="first") as a, sb.context(name="second") as b:
+            assert a.run("only_here = 1").ok
+            r = b.run("only_here")
+            assert r.status == "error" and r.text is None
+            assert r.error.name == "NameError"
+            assert r.error.value == "name 'only_here' is not defined"
+            assert "NameError" in r.error.traceback
+            assert a.run("only_here").text == "1"
+
+
+def test_context_timeout_then_the_next_cell_works():
+    with sandboxio.Sandbox(tenant=CTX_TENANT) as sb, sb.context() as c:
+        c.run("kept = 'still here'")
+        # The timeout under test, not a bound on the machine's speed: generous
+        # (the cell's exec and the grace are inside it), as the contract test's.
+        r = c.run("while True:\n    pass", timeout=8)
+        assert r.status == "timeout" and r.error.name == "KeyboardInterrupt"
+        r = c.run("kept")
+        assert r.ok and r.text == "'still here'"
+
+
+def test_context_interrupt_from_a_thread_stops_the_cell():
+    with sandboxio.Sandbox(tenant=CTX_TENANT, run_code_timeout=HANG_GUARD_S) as sb, \
+            sb.context() as c:
+        started = threading.Event()
+        errors = []
+
+        def on_output(stream, data):
+            if stream == "stdout" and b"looping" in data:
+                started.set()
+
+        def interrupter():
+            # the guard only bounds a hang: the cell says when it loops
+            if started.wait(HANG_GUARD_S):
+                try:
+                    c.interrupt()
+                except BaseException as e:
+                    errors.append(e)
+
+        t = threading.Thread(target=interrupter)
+        t.start()
+        try:
+            r = c.run("n = 0\nprint('looping', flush=True)\nwhile True:\n    n += 1",
+                      on_output=on_output)
+        finally:
+            started.set()
+            t.join()
+        assert not errors
+        assert r.status == "interrupted" and r.error.name == "KeyboardInterrupt"
+        r = c.run("n > 0")
+        assert r.ok and r.text == "True"
+
+
+def test_context_secret_is_redacted_in_stdout_and_html():
+    with sandboxio.Secrets({"API_TOKEN": SECRET}) as sec, \
+            sandboxio.Sandbox(tenant=CTX_TENANT) as sb, sb.context() as c:
+        r = c.run("import os\nt = os.environ['API_TOKEN']\nprint(t)\n"
+                  "class H:\n"
+                  "    def _repr_html_(self):\n"
+                  "        return '<b>' + t + '</b>'\n"
+                  "display(H())\n", secrets=sec)
+        assert r.ok, r
+        assert SECRET.encode() not in r.stdout and b"<redacted>" in r.stdout
+        html = [i for i in r.items if i.mime == "text/html"]
+        assert len(html) == 1
+        assert SECRET.encode() not in html[0].data and b"<redacted>" in html[0].data
+        # the environment stays for later cells, still redacted
+        r = c.run("t")
+        assert SECRET not in r.text and "<redacted>" in r.text
+        for t in (repr(r), repr(c)):
+            assert SECRET not in t
+
+
+def test_context_outlives_its_handle_and_open_context_finds_it():
+    with sandboxio.Sandbox(tenant=CTX_TENANT) as sb:
+        c = sb.context(name="kept")
+        c.run("y = 7")
+        c.detach()
+        assert c.closed
+        again = sb.open_context("kept")
+        assert again.name == "kept" and again.language == "python"
+        assert again.run("y * 6").text == "42"
+        # the garbage collector frees the handle only, as detach() does
+        del again
+        gc.collect()
+        third = sb.open_context("kept")
+        assert third.run("y").text == "7"
+        third.close()
+        with pytest.raises(sandboxio.NotFoundError):
+            sb.open_context("kept")
+        assert all(x["name"] != "kept" for x in sb.contexts())
+
+
+def test_context_closing_the_sandbox_frees_the_handles():
+    sb = sandboxio.Sandbox(tenant=CTX_TENANT)
+    c = sb.context()
+    sb.close()
+    assert c.closed
+    with pytest.raises(sandboxio.InvalidError, match="closed"):
+        c.run("1")
+    c.close()  # nothing left to do
+
+
+def test_context_refusals_carry_the_c_code():
+    with sandboxio.Sandbox(tenant=CTX_TENANT) as sb:
+        with pytest.raises(sandboxio.InvalidError, match="cobol") as ei:
+            sb.context("cobol")
+        assert ei.value.code == -2
+        with pytest.raises(sandboxio.InvalidError, match="is not 1 to 64"):
+            sb.context(name="no spaces")
+        with pytest.raises(sandboxio.InvalidError, match="absolute"):
+            sb.context(cwd="relative")
+        with sb.context(name="dup"):
+            with pytest.raises(sandboxio.InvalidError, match="already alive"):
+                sb.context(name="dup")
+        with pytest.raises(sandboxio.NotFoundError) as ei:
+            sb.open_context("nobody")
+        assert ei.value.code == -3
+
+
+def test_context_struct_versions_are_checked_by_the_library():
+    """The versions the package sets are the header's: the library takes
+    them, and refuses one it does not know (SBX_EVERSION)."""
+    import ctypes
+    from sandboxio import _lib
+    with sandboxio.Sandbox(tenant=CTX_TENANT) as sb:
+        h = ctypes.c_void_p()
+        o = _lib.sbx_context_options(version=_lib.CONTEXT_OPTIONS_VERSION + 1)
+        assert _lib.sbx_context_create(ctypes.byref(h), sb._handle(), ctypes.byref(o)) == -8
+        with sb.context() as c:
+            out = ctypes.POINTER(_lib.sbx_code_result)()
+            co = _lib.sbx_code_options(version=_lib.CODE_OPTIONS_VERSION + 1)
+            assert _lib.sbx_context_run(ctypes.byref(out), c._cs.h, b"1", 1,
+                                        ctypes.byref(co)) == -8
+            r = c.run("1")
+            assert r.ok and r.text == "1"
+
+
+def test_asyncio_cancelling_a_cell_interrupts_it():
+    async def main():
+        async with sandboxio.AsyncSandbox(tenant=CTX_TENANT,
+                                          run_code_timeout=HANG_GUARD_S) as sb:
+            async with await sb.context() as c:
+                loop = asyncio.get_running_loop()
+                started = asyncio.Event()
+
+                def on_output(stream, data):
+                    if b"looping" in data:
+                        loop.call_soon_threadsafe(started.set)
+
+                task = asyncio.ensure_future(c.run(
+                    "print('looping', flush=True)\nwhile True:\n    pass",
+                    on_output=on_output))
+                await first_of(started, task)
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                r = await c.run("6 * 7")
+                assert r.ok and r.text == "42"
+    asyncio.run(main())
+
+
+def test_keyboard_interrupt_during_a_cell_interrupts_it_and_the_context_lives():
+    """Ctrl-C while a cell runs on the main thread interrupts the cell (not
+    the sandbox): KeyboardInterrupt is raised once the cell has ended, and
+    the context keeps its state."""
+    started = threading.Event()
+
+    def cb(stream, data):
+        if b"looping" in data and not started.is_set():
+            started.set()
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with sandboxio.Sandbox(tenant=CTX_TENANT, run_code_timeout=HANG_GUARD_S) as sb, \
+            sb.context() as c:
+        c.run("kept = 42")
+        with pytest.raises(KeyboardInterrupt):
+            c.run("print('looping', flush=True)\nwhile True:\n    pass", on_output=cb)
+        assert started.is_set()
+        r = c.run("kept")
+        assert r.ok and r.text == "42" and r.execution_count == 3
+
+
+def test_context_is_shared_with_the_sandboxio_command():
+    """A context made here is reached by `sandboxio code` from another
+    process, and one the command made is found by open_context()."""
+    cli = os.environ.get("SBX_CLI") or os.path.join(PKG, "..", "..", "build", "sandboxio")
+    with sandboxio.Sandbox(tenant=CTX_TENANT) as sb:
+        c = sb.context(name="shared")
+        c.run("y = 41")
+        p = subprocess.run([cli, "code", "--context", "shared", sb.id, "--", "y += 1\ny"],
+                           capture_output=True)
+        assert p.returncode == 0 and p.stdout == b"42\n", p.stderr
+        assert c.run("y").text == "42"
+        p = subprocess.run([cli, "code", "--context", "made-by-cli", "--lang", "bash", sb.id,
+                            "--", "Z=5"], capture_output=True)
+        assert p.returncode == 0, p.stderr
+        with sb.open_context("made-by-cli") as d:
+            assert d.language == "bash"
+            assert d.run("echo $((Z*2))").stdout == b"10\n"
+
+
+def test_context_restart_loses_the_state_and_keeps_the_name():
+    with sandboxio.Sandbox(tenant=CTX_TENANT) as sb, sb.context(name="again") as c:
+        c.run("gone = 1")
+        c.restart()
+        r = c.run("gone")
+        assert r.status == "error" and r.error.name == "NameError"
+        c.run("gone = 2")
+        # a context whose process ends is started again: status restarted
+        r = c.run("import os\nos._exit(3)")
+        assert r.status == "restarted"
+        r = c.run("gone")
+        assert r.error.name == "NameError" and c.name == "again"

@@ -368,7 +368,11 @@ def test_struct_layouts_match_the_headers(tmp_path):
     structs = {"sbx_error": _lib.sbx_error, "sbx_backend_options": _lib.sbx_backend_options,
                "sbx_run_options": _lib.sbx_run_options, "sbx_result": _lib.sbx_result,
                "sbx_sandbox_info": _lib.sbx_sandbox_info, "sbx_reap_info": _lib.sbx_reap_info,
-               "sbx_reap_options": _lib.sbx_reap_options}
+               "sbx_reap_options": _lib.sbx_reap_options,
+               "sbx_context_options": _lib.sbx_context_options,
+               "sbx_display_item": _lib.sbx_display_item,
+               "sbx_code_result": _lib.sbx_code_result,
+               "sbx_code_options": _lib.sbx_code_options}
     lines = ["#include <stdio.h>", "#include <stddef.h>", "#include <sandboxio.h>",
              "int main(void) {"]
     for name, st in structs.items():
@@ -446,3 +450,94 @@ def test_a_run_timeout_the_c_type_cannot_hold_is_refused(timeout):
         sandboxio.Sandbox._options(None, [], env=None, workdir=None, stdin=None,
                                    timeout=timeout, secrets=None, raw_output=False,
                                    on_output=None)
+
+
+# ----- code contexts: the checks made before any C call -----
+
+@pytest.mark.parametrize("kw,field", [
+    (dict(language=42), "language"), (dict(language=b"py\0thon"), "language"),
+    (dict(cwd="/tmp\0x"), "cwd"), (dict(cwd=7), "cwd"),
+    (dict(name=""), "name"), (dict(name=5), "name"), (dict(name="a\0b"), "name"),
+])
+def test_context_arguments_are_refused_naming_the_field(kw, field):
+    """A context's arguments the C library could not take are refused with
+    InvalidError naming the argument, before the sandbox is asked (there
+    is none here)."""
+    from sandboxio import context
+    args = dict(language="python", cwd=None, name=None)
+    args.update(kw)
+    with pytest.raises(sandboxio.InvalidError, match="^" + field):
+        context.create(None, **args)
+
+
+def test_open_context_needs_a_name():
+    from sandboxio import context
+    with pytest.raises(sandboxio.InvalidError, match="^name"):
+        context.open_(None, None)
+    with pytest.raises(sandboxio.InvalidError, match="^name"):
+        context.open_(None, "")
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(code=42), "^code"), (dict(code=["x"]), "^code"),
+    (dict(timeout=0), "^timeout"), (dict(timeout=-1), "^timeout"),
+    (dict(timeout=float("nan")), "^timeout"), (dict(timeout=float("inf")), "^timeout"),
+    (dict(timeout=True), "^timeout"), (dict(timeout="5"), "^timeout"),
+    (dict(timeout=2**64 // 1000 + 1), "^timeout"),
+    (dict(secrets={"A": "b"}), "^secrets"), (dict(on_output="print"), "^on_output"),
+])
+def test_context_run_arguments_are_refused_before_the_call(kw, match):
+    """A cell's arguments are checked before any C call (a timeout beyond
+    64 bits of milliseconds is refused, not wrapped): the Context here has
+    no handle at all, and the call never reaches one."""
+    ctx = sandboxio.Context.__new__(sandboxio.Context)
+    args = dict(code="1")
+    args.update(kw)
+    with pytest.raises(sandboxio.InvalidError, match=match):
+        ctx.run(**args)
+
+
+def test_code_result_of_an_unknown_older_version_is_refused():
+    """A result whose version is older than the fields the package reads
+    is refused (VersionError), not misread."""
+    r = _lib.sbx_code_result(version=0)
+    with pytest.raises(sandboxio.VersionError):
+        sandboxio.CodeResult(r)
+
+
+def test_code_result_reads_every_field():
+    """CodeResult reads the C struct as the header lays it out (the status
+    by the library's own names)."""
+    out = ctypes.create_string_buffer(b"o\n")
+    png = (ctypes.c_ubyte * 4)(0x89, 0x50, 0x4e, 0x47)
+    items = (_lib.sbx_display_item * 2)()
+    items[0] = _lib.sbx_display_item(b"image/png", png, 4, 0)
+    items[1] = _lib.sbx_display_item(b"text/plain", ctypes.cast(
+        ctypes.create_string_buffer(b"42"), ctypes.POINTER(ctypes.c_ubyte)), 2, 1)
+    r = _lib.sbx_code_result(version=1, status=1, stdout_len=2, stderr_len=0, text=b"42",
+                             error_name=b"NameError", error_value=b"v",
+                             error_traceback=b"tb", items=items, n_items=2,
+                             execution_count=3, truncated=1, malformed=2, duration_ms=9)
+    r.stdout_data = ctypes.cast(out, ctypes.POINTER(ctypes.c_char))
+    c = sandboxio.CodeResult(r)
+    assert c.status == "error" and not c.ok and c.stdout == b"o\n" and c.stderr == b""
+    assert c.text == "42" and c.error == sandboxio.CodeError("NameError", "v", "tb")
+    assert c.items[0] == sandboxio.DisplayItem("image/png", b"\x89PNG", False)
+    assert c.items[1].is_result and c.items[1].mime == "text/plain"
+    assert (c.execution_count, c.truncated, c.malformed, c.duration_ms) == (3, True, 2, 9)
+    names = [_lib.dec(_lib.sbx_code_status_name(k)) for k in sorted(_lib.CODE_STATUS)]
+    assert names == [_lib.CODE_STATUS[k] for k in sorted(_lib.CODE_STATUS)]
+
+
+def test_a_refused_cell_argument_that_is_a_live_secret_is_never_quoted():
+    """A cell's timeout or on_output refused before the call names the
+    argument and quotes no value (the library's redaction never sees the
+    package's own messages)."""
+    s = sandboxio.Secrets({"API_TOKEN": SECRET})
+    ctx = sandboxio.Context.__new__(sandboxio.Context)
+    for kw in (dict(timeout=SECRET), dict(on_output=SECRET), dict(code=[SECRET])):
+        with pytest.raises(sandboxio.InvalidError) as ei:
+            ctx.run(**dict(dict(code="1"), **kw))
+        for t in _texts_of(ei.value, with_locals=False):
+            assert SECRET not in t
+    s.close()
