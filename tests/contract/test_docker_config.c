@@ -627,16 +627,22 @@ static void test_engine_config__system_config_owns_resolution_and_init(void **st
 }
 
 /* Counts the lines of path that hold needle. */
+/*
+ * The lines of an audit log that hold needle and are of this test's tenant:
+ * opening a backend reaps the host's orphans and audits their removal too,
+ * and another process's orphans (a concurrent suite's) are not this test's.
+ */
 static int count_lines(const char *path, const char *needle)
 {
-	char line[8192];
+	char line[8192], tenant[128];
 	int n = 0;
 	FILE *f = fopen(path, "r");
 
 	if (!f)
 		return -1;
+	snprintf(tenant, sizeof(tenant), "\"tenant\":\"%s\"", t_tenant());
 	while (fgets(line, sizeof(line), f))
-		n += strstr(line, needle) != NULL;
+		n += strstr(line, needle) != NULL && strstr(line, tenant) != NULL;
 	fclose(f);
 	return n;
 }
