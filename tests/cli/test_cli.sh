@@ -873,10 +873,12 @@ if [ "$(id -u)" -eq 0 ] && [ "$sock_gid" != 0 ]; then
 	new_tenant nonroot
 	TN=$tenant
 	# The binaries, where that user may run them (a checkout may sit in a
-	# folder only root can enter).
+	# folder only root can enter): the command's front with the full
+	# program beside it, as the build and an install place them.
 	bin=$(mktemp -d /tmp/sbx-nonroot.XXXXXX)
 	chmod 0755 "$bin"
-	cp "$CLI" "$SANDBOXIO_INIT" "$(dirname "$SANDBOXIO_INIT")/sbx-resolv.conf" "$bin/"
+	cp "$CLI" "$(dirname "$CLI")/sandboxio-full" "$SANDBOXIO_INIT" \
+		"$(dirname "$SANDBOXIO_INIT")/sbx-resolv.conf" "$bin/"
 	pids=""
 	for k in 1 2 3; do
 		(cd / && exec setpriv --reuid=65534 --regid="$sock_gid" --clear-groups \
