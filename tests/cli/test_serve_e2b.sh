@@ -288,6 +288,7 @@ api POST /v2/sandboxes '{"templateID":"base","network":{"allowOut":["api.canary.
 api POST /v2/sandboxes '{"templateID":"base","network":{"denyOut":["198.51.100.0/24"]}}'
 [ "$status" = 400 ] && json '"cannot be honoured" in d["message"]' &&
 	ok "a partial denyOut on an open network: 400 (not expressible, not ignored)" || bad "partial deny"
+# Parsed and refused only, never contacted: E2B's always-denied private ranges.
 api POST /v2/sandboxes '{"templateID":"base","allow_internet_access":false,"network":{"allowOut":["10.0.0.0/8"]}}'
 [ "$status" = 400 ] && json '"10.0.0.0/8" in d["message"] and "always" in d["message"]' &&
 	ok "an allowOut entry in E2B's always-denied ranges: 400 (refused, not dropped)" || bad "private allowOut"
