@@ -482,15 +482,18 @@ int sbx__chan_run(struct sbx__docker *d,
 		pthread_mutex_unlock(&c->lock);
 		if (!delivered)
 			return SBX_CHAN_FALLBACK;
-		/* On the gvisor tier the Sentry's threads count against the pids
-		 * cap: a run that takes the rest ends the Sentry this way. */
+		/* On the gvisor tier new processes count against the host's pids
+		 * cap beside the Sentry's threads: processes that take the rest
+		 * of it can end the Sentry this way (a cause, not the only one). */
 		return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE,
 				      "the run channel to sandbox %.12s was lost during the run; "
 				      "later runs use docker exec%s%s%.*s",
 				      b->id,
-				      b->gvisor ? " (on the gvisor tier a run that reaches the "
-						  "sandbox's pids cap ends its kernel this way)"
-						: "",
+				      b->gvisor
+					      ? " (on the gvisor tier, processes that take the "
+						"rest of the sandbox's pids cap can end its kernel "
+						"this way)"
+					      : "",
 				      c->rx.diag.len ? ": " : "", (int)c->rx.diag.len,
 				      c->rx.diag.data ? c->rx.diag.data : "");
 	case RUN_RX:
