@@ -26,6 +26,11 @@
 #define SBX_RUNTIME_GVISOR_HOSTINET "runsc-hostinet"
 /* The least pids cap the gvisor tier takes (engine/tiers.c). */
 #define SBX_GVISOR_PIDS_MIN 64
+/* The gvisor tier's host pids cap for a policy's cap of n: the Sentry's own
+ * threads, and the host tasks each of the sandbox's processes costs there
+ * (engine/tiers.c says what was measured). */
+#define SBX_GVISOR_SENTRY_PIDS 128
+#define SBX_GVISOR_HOST_PIDS_PER_TASK 8
 
 /* Whether a container's HostConfig.Runtime is one of the gvisor tier's. */
 static inline int sbx__runtime_is_gvisor(const char *runtime)
@@ -48,6 +53,18 @@ struct sbx__docker {
 
 struct sbx__chan;
 
+/* Why a sandbox's box is dead (its dead field; 0: alive). */
+#define SBX__DEAD_KILLED 1 /* the host killed it: a deadline, a cancel, a kill */
+#define SBX__DEAD_OOM 2	   /* its memory cap ended the whole sandbox (the gvisor tier) */
+
+/* The end of "sandbox <id> ..." for a refused run of a dead box. */
+static inline const char *sbx__dead_why(int dead)
+{
+	return dead == SBX__DEAD_OOM ? "ended when a run reached its memory cap (on the gvisor "
+				       "tier the cap ends the whole sandbox, not only the run)"
+				     : "was killed at an earlier deadline or cancel";
+}
+
 struct sbx__docker_box {
 	char *id;
 	/* Its container name, "sbx-<hex>", and whether an egress link and
@@ -57,7 +74,7 @@ struct sbx__docker_box {
 	pid_t pid;    /* the init's host pid, for cgroup accounting; 0 if unknown */
 	unsigned uid; /* the sandbox's own uid and gid */
 	int disk;     /* /workspace is a disk of its own on the host (engine/disk.c) */
-	int dead;     /* killed by the host (deadline or cancel): runs are refused */
+	int dead;     /* SBX__DEAD_*: ended by the host, runs are refused */
 	int gvisor;   /* made at the gvisor tier (by this handle) */
 	/* The gvisor tier: a run with secrets takes docker exec. gVisor lets a
 	 * run open PID 1's /proc/1/fd/N, so a request on the channel (with its
@@ -82,6 +99,12 @@ int sbx__docker_tier_check(const struct sbx__docker *d, const sbx_policy *p);
  * runtime, and on the gvisor tier the pids cap as RLIMIT_NPROC). Returns 0
  * or SBX_ENOMEM. */
 int sbx__docker_tier_hostconfig(const sbx_policy *p, json_t *hc);
+
+/* The pids cap of the sandbox's host cgroup for policy p: the policy's on
+ * the container tier; on the gvisor tier, room for the Sentry and the host
+ * tasks of as many processes as the policy's cap (which the Sentry enforces
+ * as RLIMIT_NPROC). */
+int64_t sbx__docker_tier_host_pids(const sbx_policy *p);
 
 int sbx__docker_call(struct sbx__docker *d,
 		     const char *method,

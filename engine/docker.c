@@ -447,7 +447,7 @@ static int check_readback(struct sbx__docker *d,
 				     "sandbox %.12s: cannot read its limits back from its cgroup, "
 				     "so they cannot be verified",
 				     id);
-	if (sbx__cgroup_check(&lim, p->limit[SBX_LIMIT_MEMORY], p->limit[SBX_LIMIT_PIDS],
+	if (sbx__cgroup_check(&lim, p->limit[SBX_LIMIT_MEMORY], sbx__docker_tier_host_pids(p),
 			      p->limit[SBX_LIMIT_CPU_MILLI], why, sizeof(why)) < 0)
 		return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_CGROUPS,
 				      "sandbox %.12s: limits read back differ from the policy: %s",

@@ -17,6 +17,7 @@
 
 #include <sandboxio.h>
 
+#include "engine/docker-int.h"
 #include "support/fake_engine.h"
 
 static const struct fake_route no_runsc[] = {
@@ -98,12 +99,53 @@ static void test_docker_tiers__gvisor_refuses_pids_below_its_floor(void **state)
 	expect_refused(runsc_both, 1, 32, "pids 32 is below 64");
 }
 
+/* What the Engine is asked for on each tier: the policy's pids cap as the
+ * host cgroup's on the container tier; on the gvisor tier the policy's cap
+ * as the Sentry's RLIMIT_NPROC and a host cap with the Sentry's room, which
+ * no caller's value but the policy's moves. */
+static void test_docker_tiers__gvisor_host_pids_and_nproc(void **state)
+{
+	static const long caps[] = {64, 256, SBX_MAX_PIDS};
+	sbx_policy *p = NULL;
+
+	(void)state;
+	assert_int_equal(sbx_policy_new(&p), 0);
+	assert_int_equal(sbx__docker_tier_host_pids(p), SBX_DEFAULT_PIDS);
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		json_t *hc = json_pack("{s:I, s:[]}", "PidsLimit", (json_int_t)caps[i], "Ulimits");
+		json_t *nproc;
+
+		assert_int_equal(sbx_policy_set_limit(p, SBX_LIMIT_PIDS, caps[i]), 0);
+		assert_int_equal(sbx_policy_set_min_tier(p, SBX_TIER_CONTAINER), 0);
+		assert_int_equal(sbx__docker_tier_host_pids(p), caps[i]);
+		assert_int_equal(sbx__docker_tier_hostconfig(p, hc), 0);
+		assert_int_equal(json_integer_value(json_object_get(hc, "PidsLimit")), caps[i]);
+		assert_int_equal(json_array_size(json_object_get(hc, "Ulimits")), 0);
+
+		assert_int_equal(sbx_policy_set_min_tier(p, SBX_TIER_GVISOR), 0);
+		assert_int_equal(sbx__docker_tier_host_pids(p),
+				 SBX_GVISOR_SENTRY_PIDS + SBX_GVISOR_HOST_PIDS_PER_TASK * caps[i]);
+		assert_int_equal(sbx__docker_tier_hostconfig(p, hc), 0);
+		assert_int_equal(json_integer_value(json_object_get(hc, "PidsLimit")),
+				 SBX_GVISOR_SENTRY_PIDS + SBX_GVISOR_HOST_PIDS_PER_TASK * caps[i]);
+		assert_string_equal(json_string_value(json_object_get(hc, "Runtime")),
+				    SBX_RUNTIME_GVISOR);
+		nproc = json_array_get(json_object_get(hc, "Ulimits"), 0);
+		assert_string_equal(json_string_value(json_object_get(nproc, "Name")), "nproc");
+		assert_int_equal(json_integer_value(json_object_get(nproc, "Soft")), caps[i]);
+		assert_int_equal(json_integer_value(json_object_get(nproc, "Hard")), caps[i]);
+		json_decref(hc);
+	}
+	sbx_policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_docker_tiers__gvisor_needs_runsc),
 		cmocka_unit_test(test_docker_tiers__allowlist_needs_runsc_hostinet),
 		cmocka_unit_test(test_docker_tiers__gvisor_refuses_pids_below_its_floor),
+		cmocka_unit_test(test_docker_tiers__gvisor_host_pids_and_nproc),
 	};
 
 	return cmocka_run_group_tests_name("docker tiers", tests, NULL, NULL);
