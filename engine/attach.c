@@ -469,7 +469,7 @@ int sbx__chan_run(struct sbx__docker *d,
 		if (delivered && sbx__docker_ended_by_oom(d, b->id, since)) {
 			/* The memory cap ended the whole sandbox (the gvisor tier:
 			 * the host's OOM killer takes the Sentry with the run). */
-			__atomic_store_n(&b->dead, 1, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&b->dead, SBX__DEAD_OOM, __ATOMIC_SEQ_CST);
 			if (req->ended)
 				*req->ended = SBX__ENDED_OOM;
 			run.exit = (struct sbx__frame_exit){.status = SBX_FRAME_ST_SIGNALED,
@@ -482,19 +482,10 @@ int sbx__chan_run(struct sbx__docker *d,
 		pthread_mutex_unlock(&c->lock);
 		if (!delivered)
 			return SBX_CHAN_FALLBACK;
-		/* On the gvisor tier new processes count against the host's pids
-		 * cap beside the Sentry's threads: processes that take the rest
-		 * of it can end the Sentry this way (a cause, not the only one). */
 		return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE,
 				      "the run channel to sandbox %.12s was lost during the run; "
-				      "later runs use docker exec%s%s%.*s",
-				      b->id,
-				      b->gvisor
-					      ? " (on the gvisor tier, processes that take the "
-						"rest of the sandbox's pids cap can end its kernel "
-						"this way)"
-					      : "",
-				      c->rx.diag.len ? ": " : "", (int)c->rx.diag.len,
+				      "later runs use docker exec%s%.*s",
+				      b->id, c->rx.diag.len ? ": " : "", (int)c->rx.diag.len,
 				      c->rx.diag.data ? c->rx.diag.data : "");
 	case RUN_RX:
 		c->broken = 1;

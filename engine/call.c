@@ -138,7 +138,7 @@ int sbx__docker_kill(struct sbx__docker *d, struct sbx__docker_box *b)
 	char path[256];
 	long status = 0;
 
-	__atomic_store_n(&b->dead, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&b->dead, SBX__DEAD_KILLED, __ATOMIC_SEQ_CST);
 	snprintf(path, sizeof(path), "/containers/%s/kill?signal=SIGKILL", b->id);
 	return sbx__docker_call(d, "POST", path, NULL, 0, &status, NULL);
 }

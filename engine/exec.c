@@ -323,17 +323,16 @@ int sbx__docker_exec(struct sbx__docker *d,
 	uint64_t start = sbx__mono_ms(), deadline;
 	char path[256], body_start[64], exec_id[160];
 	long status = 0;
-	int rc = 0, eof = 0, host_timeout = 0, have_u0;
+	int rc = 0, eof = 0, host_timeout = 0, have_u0, dead;
 	sbx_cgroup_usage u0, u1;
 	unsigned char buf[65536], ib[16384];
 	size_t text_size = 0, ilen = 0, ioff = 0;
 	int in_open = req->stdin_fd >= 0;
 	char *text;
 
-	if (__atomic_load_n(&b->dead, __ATOMIC_SEQ_CST))
-		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
-				      "sandbox %.12s was killed at an earlier deadline or cancel",
-				      b->id);
+	if ((dead = __atomic_load_n(&b->dead, __ATOMIC_SEQ_CST)) != 0)
+		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE, "sandbox %.12s %s", b->id,
+				      sbx__dead_why(dead));
 	if (req->has_secrets && (rc = refuse_debug_daemon(d)) < 0)
 		return rc;
 	deadline = start + req->timeout_ms + SBX_RUN_GRACE_MS;
@@ -521,12 +520,11 @@ int sbx__docker_spawn(void *state, void *box, const struct sbx__run_req *req)
 	size_t text_size = 0;
 	long status = 0;
 	char *text;
-	int rc;
+	int rc, dead;
 
-	if (__atomic_load_n(&b->dead, __ATOMIC_SEQ_CST))
-		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
-				      "sandbox %.12s was killed at an earlier deadline or cancel",
-				      b->id);
+	if ((dead = __atomic_load_n(&b->dead, __ATOMIC_SEQ_CST)) != 0)
+		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE, "sandbox %.12s %s", b->id,
+				      sbx__dead_why(dead));
 	if (req->has_secrets)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_ENGINE,
 				      "a detached program is given no secrets");
