@@ -363,14 +363,17 @@ static void test_engine_defaults__socket_families_refused_by_engine_profile(void
 static void test_engine_defaults__limits_in_host_config(void **state)
 {
 	json_t *ul = json_object_get(hc(state), "Ulimits");
-	int nofile = 0, core = 0;
+	int nofile = 0, core = 0, nproc = 0;
 	size_t i;
 	json_t *u;
 
 	assert_int_equal(hci(state, "Memory"), 512ll << 20);
 	assert_int_equal(hci(state, "MemorySwap"), 512ll << 20);
 	assert_int_equal(hci(state, "NanoCpus"), 1000000000ll);
-	assert_int_equal(hci(state, "PidsLimit"), 256);
+	/* On the gvisor tier the cap is the Sentry's RLIMIT_NPROC, and the
+	 * host cgroup's has room for the Sentry (engine/tiers.c). */
+	assert_int_equal(hci(state, "PidsLimit"),
+			 t_tier() == SBX_TIER_GVISOR ? 128 + 8 * 256 : 256);
 	json_array_foreach(ul, i, u)
 	{
 		const char *n = json_string_value(json_object_get(u, "Name"));
@@ -380,9 +383,12 @@ static void test_engine_defaults__limits_in_host_config(void **state)
 			nofile = soft == 1024 && hard == 1024;
 		if (strcmp(n, "core") == 0)
 			core = soft == 0 && hard == 0;
+		if (strcmp(n, "nproc") == 0)
+			nproc = soft == 256 && hard == 256;
 	}
 	assert_true(nofile);
 	assert_true(core);
+	assert_int_equal(nproc, t_tier() == SBX_TIER_GVISOR);
 }
 
 static void test_engine_defaults__limits_seen_inside(void **state)
