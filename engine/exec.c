@@ -96,8 +96,10 @@ static int demux(struct run_io *io, const unsigned char *p, size_t n)
 				       (uint32_t)io->mux_hdr[5] << 16 |
 				       (uint32_t)io->mux_hdr[6] << 8 | io->mux_hdr[7];
 			if (io->mux_stream > 2 || io->mux_hdr[1] || io->mux_hdr[2] ||
-			    io->mux_hdr[3] || io->mux_left > MUX_FRAME_MAX)
+			    io->mux_hdr[3] || io->mux_left > MUX_FRAME_MAX) {
+				io->mux_error = 1;
 				return -1;
+			}
 			continue;
 		}
 		size_t take = n < io->mux_left ? n : io->mux_left;
@@ -455,9 +457,19 @@ int sbx__docker_exec(struct sbx__docker *d,
 		sbx__docker_kill(d, b);
 		if (req->ended)
 			*req->ended = SBX__ENDED_ERROR;
-		rc = sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_INIT,
-				    "sandbox %.12s broke the run protocol, so it was killed",
-				    b->id);
+		if (io.mux_error)
+			rc = sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE,
+					    "the Engine's exec stream of sandbox %.12s had a "
+					    "malformed header (stream %d, length %u), so the "
+					    "sandbox was killed",
+					    b->id, io.mux_stream, (unsigned)io.mux_left);
+		else
+			rc = sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_INIT,
+					    "sandbox %.12s broke the run protocol (%s), so it was "
+					    "killed%s%.*s",
+					    b->id, io.dec.why ? io.dec.why : "?",
+					    io.diag.len ? ": " : "", (int)io.diag.len,
+					    io.diag.data ? io.diag.data : "");
 		goto out;
 	}
 	if (rc < 0)

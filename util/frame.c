@@ -112,11 +112,13 @@ void sbx__frame_decoder_init(struct sbx__frame_decoder *d)
 	d->have = 0;
 	d->done = 0;
 	d->error = 0;
+	d->why = NULL;
 }
 
-static int fail(struct sbx__frame_decoder *d)
+static int fail(struct sbx__frame_decoder *d, const char *why)
 {
 	d->error = 1;
+	d->why = why;
 	return -1;
 }
 
@@ -162,7 +164,7 @@ int sbx__frame_feed(struct sbx__frame_decoder *d,
 	if (len == 0)
 		return 0;
 	if (!data)
-		return fail(d);
+		return fail(d, "no bytes");
 
 	while (off < len) {
 		size_t want, n;
@@ -170,11 +172,11 @@ int sbx__frame_feed(struct sbx__frame_decoder *d,
 		int type, rc;
 
 		if (d->done)
-			return fail(d);
+			return fail(d, "bytes after the exit frame");
 
 		/* Reject a bad magic byte as soon as it arrives. */
 		if (d->have == 0 && data[off] != SBX_FRAME_MAGIC)
-			return fail(d);
+			return fail(d, "a frame without the magic byte");
 
 		if (d->have < SBX_FRAME_HDR) {
 			want = SBX_FRAME_HDR - d->have;
@@ -188,7 +190,8 @@ int sbx__frame_feed(struct sbx__frame_decoder *d,
 
 		plen = check_header(d->buf);
 		if (plen < 0)
-			return fail(d);
+			return fail(d,
+				    "a frame header of an unknown type, reserved bytes or length");
 
 		want = SBX_FRAME_HDR + (size_t)plen - d->have;
 		n = len - off < want ? len - off : want;
@@ -201,7 +204,7 @@ int sbx__frame_feed(struct sbx__frame_decoder *d,
 		type = d->buf[1];
 		if (type == SBX_FRAME_EXIT) {
 			if (sbx__frame_exit_decode(NULL, d->buf + SBX_FRAME_HDR, (size_t)plen) != 0)
-				return fail(d);
+				return fail(d, "an exit frame out of range");
 			d->done = 1;
 		}
 		d->have = 0;
@@ -209,6 +212,7 @@ int sbx__frame_feed(struct sbx__frame_decoder *d,
 			rc = cb(type, d->buf + SBX_FRAME_HDR, (size_t)plen, arg);
 			if (rc != 0) {
 				d->error = 1;
+				d->why = "a frame its reader refused";
 				return rc;
 			}
 		}

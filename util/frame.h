@@ -68,8 +68,9 @@ int sbx__frame_exit_decode(struct sbx__frame_exit *out, const unsigned char *p, 
 struct sbx__frame_decoder {
 	unsigned char buf[SBX_FRAME_HDR + SBX_FRAME_MAX];
 	size_t have;
-	int done;  /* an EXIT frame was seen */
-	int error; /* sticky: a protocol error was seen */
+	int done;	 /* an EXIT frame was seen */
+	int error;	 /* sticky: a protocol error was seen */
+	const char *why; /* with error: what was wrong, a static string */
 };
 
 typedef int (*sbx_frame_cb)(int type, const unsigned char *payload, size_t len, void *payload_arg);

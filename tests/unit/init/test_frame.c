@@ -356,6 +356,7 @@ static void test_frame__reject_bad_magic_later(void **state)
 	assert_int_equal(sbx__frame_feed(&f->d, f->s.b, f->s.len, collect, &f->c), -1);
 	assert_int_equal(f->c.frames, 1);
 	assert_int_equal(f->d.error, 1);
+	assert_string_equal(f->d.why, "a frame without the magic byte");
 }
 
 static void test_frame__reject_unknown_type(void **state)
@@ -434,6 +435,8 @@ static void test_frame__reject_bytes_after_exit(void **state)
 	assert_int_equal(sbx__frame_feed(&f->d, f->s.b, f->s.len, collect, &f->c), -1);
 	assert_int_equal(f->c.exits, 1);
 	assert_int_equal(f->d.error, 1);
+	/* The reason is kept for the message that ends the sandbox. */
+	assert_string_equal(f->d.why, "bytes after the exit frame");
 }
 
 static void test_frame__reject_frame_after_exit_later_feed(void **state)
