@@ -22,6 +22,9 @@
 # Usage: scripts/fresh-check.sh [WORKDIR]   (default build/fresh; as root)
 # Environment: FRESH_KEEP=1 keeps WORKDIR's root file system for a rerun
 # (setup.sh then has less to install, so the check proves less).
+# FRESH_BENCH=1 also runs `make bench` there once the tests pass: every
+# benchmark's peer and tool comes from setup.sh too (its figures are not
+# the point: the machine is busy with the check).
 set -eu
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -139,7 +142,9 @@ unshare --mount --propagation unchanged -- sh -c '
 	mount --make-private / && mount --make-private "$1" && mkdir -p "$1/.fresh-host" &&
 	cd "$1" && pivot_root . .fresh-host && cd / && shift && exec "$@"' fresh-root "$rootfs" \
 	/usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-	LANG=C.UTF-8 CI="${CI:-}" $pass sh -c "cd '$src' && scripts/test.sh" || rc=$?
+	LANG=C.UTF-8 CI="${CI:-}" $pass sh -c "cd '$src' && scripts/test.sh && {
+		[ -z '${FRESH_BENCH:-}' ] || { echo 'fresh-check: make bench in the fresh system' &&
+			make bench; }; }" || rc=$?
 t2=$(date +%s)
 echo "fresh-check: root file system $((t1 - t0)) s, setup and tests $((t2 - t1)) s; exit $rc"
 exit $rc
