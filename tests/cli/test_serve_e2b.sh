@@ -8,7 +8,7 @@
 # link without an allowlist, the open allowlist without a deny control, and
 # what a UDP connect() inside sees), envd's access token, Process.Start's
 # Connect frames (output, end events, deadline, keepalive, stdin, strict
-# protojson), one run at a time, SendSignal, a client that goes away, files,
+# protojson), a terminal (pty), one run at a time, SendSignal, a client that goes away, files,
 # envd's filesystem calls from the hostile side (.., symlinks out, floods),
 # WatchDir's bounds (watches, a client that does not read), gzip uploads (a bomb), signed /files URLs (forgeries), timeouts and expiry, listing and pagination; then the refusals of serve
 # itself (a non-loopback --listen, a key file others may read) and that
@@ -386,8 +386,23 @@ start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/bash","args":["-c","echo x
 start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/bash","args":["-c","echo x"],"user":"root"}}'
 grep -q 'unknown field \\"user\\"' "$work/frames" && ok "an unknown ProcessConfig field: invalid_argument" ||
 	bad "ProcessConfig unknown field"
-start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/bash"},"pty":{"size":{"cols":80,"rows":24}}}'
-grep -q '"code":"unimplemented"' "$work/frames" && ok "a pty: unimplemented" || bad "pty"
+# A terminal (server/pty.c): its bytes come as "pty" data, never stdout.
+start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/sh","args":["-c","stty size; [ -t 0 ] && [ -t 2 ] && echo on-a-tty; exit 4"]},"pty":{"size":{"cols":81,"rows":25}}}'
+[ "$("$PY" "$work/h.py" out "$work/stream" pty; echo .)" = $'25 81\r\non-a-tty\r\n.' ] && stdout_is '' &&
+	frame '0 {"event":{"end":{"error":"exit status 4","exitCode":4,"exited":true,"status":"exit status 4"}}}' &&
+	ok "a pty of 25 by 81: the program's stdio is the terminal, its bytes pty data, end exit 4" || bad "pty"
+start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/sh"},"pty":{"size":{"cols":5000,"rows":24}}}'
+grep -q '^2 {"error":{"code":"invalid_argument","message":"pty.size of 24 rows and 5000 columns' "$work/frames" &&
+	ok "a pty wider than 4096 columns: invalid_argument" || bad "pty too wide"
+start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/sh"},"pty":{"size":{"cols":80,"rows":24,"depth":8}}}'
+grep -q 'unmarshal into process.PTY.Size: unknown field \\"depth\\"' "$work/frames" &&
+	ok "an unknown field in PTY.Size: invalid_argument" || bad "pty unknown field"
+unary "$OPEN_ID" "$OPEN_TOK" SendInput '{"process":{"pid":4242},"input":{"stdin":"eA==","pty":"eA=="}}'
+[ "$status" = 400 ] && json 'd["code"] == "invalid_argument" and "exactly one of stdin and pty" in d["message"]' &&
+	ok "SendInput holding both stdin and pty: invalid_argument" || bad "SendInput both"
+unary "$OPEN_ID" "$OPEN_TOK" Update '{"process":{"pid":4242},"pty":{"size":{"cols":80,"rows":24}}}'
+[ "$status" = 404 ] && json 'd["code"] == "not_found"' && ok "Update of an unknown pid: not_found" ||
+	bad "Update unknown pid"
 start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"sleep 20"')" -H 'Connect-Timeout-Ms: 1500'
 frame '0 {"event":{"end":{"error":"signal: killed","exitCode":-1,"status":"signal: killed"}}}' &&
 	grep -q '^2 {"error":{"code":"deadline_exceeded"' "$work/frames" &&
