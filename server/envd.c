@@ -645,7 +645,8 @@ enum MHD_Result sbxs_envd(struct sbxs_server *srv,
 		if (strcmp(m, "Connect") == 0)
 			return sbxs_envd_connect(srv, c, rq);
 		if (strcmp(m, "List") == 0 || strcmp(m, "SendInput") == 0 ||
-		    strcmp(m, "CloseStdin") == 0 || strcmp(m, "SendSignal") == 0)
+		    strcmp(m, "CloseStdin") == 0 || strcmp(m, "SendSignal") == 0 ||
+		    strcmp(m, "Update") == 0)
 			return sbxs_envd_unary(srv, c, rq, m);
 	}
 	if (strncmp(url, "/filesystem.Filesystem/", 23) == 0 && strcmp(method, "POST") == 0) {

@@ -2,8 +2,9 @@
  * server/process.c: the requests of envd's process service
  * (process.Process, Connect protocol, JSON codec) on the E2B-compatible
  * server: Start and Connect, server streams, and the unary List, SendInput,
- * CloseStdin and SendSignal. Running the command and streaming its events
- * are server/run.c's.
+ * CloseStdin, SendSignal and Update. Running the command and streaming its
+ * events are server/run.c's; a command's terminal (Start's "pty",
+ * SendInput's pty bytes, Update's size) is server/pty.c's.
  *
  * Requests are read as connect-go's protojson reads them: unknown fields
  * and wrong types are invalid_argument, null is an unset field, and bytes
@@ -31,6 +32,7 @@
 
 #define MAX_PROCS 16 /* commands of one sandbox running or waiting their turn */
 #define STDIN_MAX (16u << 20)
+#define PTY_INPUT_MAX (1u << 20) /* bytes of one SendInput to a terminal */
 #define KEEPALIVE_DEFAULT_S 90
 /* protojson's readers take base64 in either alphabet, padded or not. */
 #define B64_PROTOJSON (SBX__BASE64_URL | SBX__BASE64_NOPAD)
@@ -138,16 +140,17 @@ static int parse_start(json_t *j, struct sbxs_proc *pr, const char **code, char 
 	}
 	v = json_object_get(j, "pty");
 	if (v && !json_is_null(v)) {
-		*code = "unimplemented";
-		snprintf(err, esize, "pty is not supported by this server");
-		return -1;
+		/* A terminal (server/pty.c): its input is the pty's, never stdin. */
+		if (sbxs_pty_parse(v, &pr->rows, &pr->cols, err, esize) < 0)
+			return -1;
+		pr->pty = 1;
 	}
 	v = json_object_get(j, "stdin");
 	if (v && !json_is_null(v) && !json_is_boolean(v)) {
 		snprintf(err, esize, "stdin must be a boolean");
 		return -1;
 	}
-	pr->want_stdin = json_is_true(v);
+	pr->want_stdin = json_is_true(v) && !pr->pty;
 	v = json_object_get(j, "tag");
 	if (v && !json_is_null(v)) {
 		if (!json_is_string(v)) {
@@ -316,6 +319,11 @@ sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_r
 		return sbxs_stream_error(c, code, err);
 	}
 	json_decref(j);
+	if (pr->pty && sbxs_pty_open(pr) < 0) {
+		sbxs_proc_free(pr);
+		return sbxs_stream_error(c, "resource_exhausted",
+					 "cannot make the terminal's input socket");
+	}
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 	pr->fd = ci ? ci->connect_fd : -1;
 	pr->keepalive_ms = ka_s * 1000;
@@ -598,8 +606,8 @@ envd_list(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_box *b)
 }
 
 /*
- * One function on purpose (some 160 lines): envd's unary methods (List,
- * SendInput, CloseStdin, SendSignal) share one parsing of the body, one
+ * One function on purpose (some 230 lines): envd's unary methods (List,
+ * SendInput, CloseStdin, SendSignal, Update) share one parsing of the body, one
  * check of its keys and one lookup of the process under srv->mu, and each
  * answers from inside that lock.
  */
@@ -611,14 +619,18 @@ enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
 	static const char *const in_keys[] = {"process", "input", NULL};
 	static const char *const close_keys[] = {"process", NULL};
 	static const char *const sig_keys[] = {"process", "signal", NULL};
+	static const char *const update_keys[] = {"process", "pty", NULL};
 	const char *ct = sbxs_header(c, "Content-Type"), *tag = NULL, *bad;
 	struct sbxs_box *b = rq->box;
 	struct sbxs_proc *pr;
 	json_error_t je;
 	char err[512];
-	unsigned pid = 0;
+	unsigned pid = 0, rows = 0, cols = 0;
 	json_t *j, *sel;
 	enum MHD_Result ret;
+	unsigned char *bytes = NULL; /* SendInput's */
+	size_t n = 0;
+	int is_pty = 0, has_size = 0; /* Update's */
 
 	if (!ct || strncasecmp(ct, "application/json", 16) != 0)
 		return sbxs_connect_error(c, "invalid_argument",
@@ -643,6 +655,7 @@ enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
 	}
 	bad = sbxs_unknown_key(j, strcmp(method, "SendInput") == 0    ? in_keys
 				  : strcmp(method, "CloseStdin") == 0 ? close_keys
+				  : strcmp(method, "Update") == 0     ? update_keys
 								      : sig_keys);
 	if (bad) {
 		ret = sbxs_connect_error(
@@ -656,10 +669,25 @@ enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
 		json_decref(j);
 		return sbxs_connect_error(c, "invalid_argument", "%s", err);
 	}
+	/* The request is read whole before the process is looked up. */
+	if (strcmp(method, "SendInput") == 0 &&
+	    sbxs_pty_parse_input(json_object_get(j, "input"), PTY_INPUT_MAX, &bytes, &n, &is_pty,
+				 err, sizeof(err)) < 0) {
+		json_decref(j);
+		return sbxs_connect_error(c, "invalid_argument", "%s", err);
+	}
+	if (strcmp(method, "Update") == 0 &&
+	    (has_size = sbxs_pty_parse_update(j, &rows, &cols, err, sizeof(err))) < 0) {
+		json_decref(j);
+		return sbxs_connect_error(c, "invalid_argument", "%s", err);
+	}
 	pr = find_proc(b, pid, tag);
 	if (!pr) {
 		ret = proc_not_found(c, pid, tag);
 		json_decref(j);
+		if (bytes)
+			explicit_bzero(bytes, n);
+		free(bytes);
 		return ret;
 	}
 	pid = pr->pid;
@@ -682,9 +710,30 @@ enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
 		sbxs_proc_unref(pr);
 		return sbxs_reply_json(c, 200, json_object());
 	}
+	if (strcmp(method, "Update") == 0) {
+		json_decref(j);
+		if (has_size && !pr->pty) {
+			sbxs_proc_unref(pr);
+			return sbxs_connect_error(
+				c, "internal", "error resizing tty: tty not assigned to process");
+		}
+		if (has_size && sbxs_pty_resize(pr, rows, cols, err, sizeof(err)) < 0) {
+			sbxs_proc_unref(pr);
+			return sbxs_connect_error(c, "internal", "%s", err);
+		}
+		sbxs_proc_unref(pr);
+		return sbxs_reply_json(c, 200, json_object());
+	}
 	if (strcmp(method, "CloseStdin") == 0) {
 		json_decref(j);
 		pthread_mutex_lock(&srv->mu);
+		if (pr->pty) {
+			pthread_mutex_unlock(&srv->mu);
+			sbxs_proc_unref(pr);
+			return sbxs_connect_error(c, "failed_precondition",
+						  "cannot close stdin for PTY process \xe2\x80\x94 "
+						  "send Ctrl+D (0x04) instead");
+		}
 		if (!pr->want_stdin) {
 			pthread_mutex_unlock(&srv->mu);
 			sbxs_proc_unref(pr);
@@ -709,35 +758,30 @@ enum MHD_Result sbxs_envd_unary(struct sbxs_server *srv,
 	}
 	/* SendInput */
 	{
-		static const char *const input_keys[] = {"stdin", "pty", NULL};
-		json_t *in = json_object_get(j, "input"), *data;
-		unsigned char *bytes = NULL;
-		size_t n = 0;
-		const char *why = NULL;
-
-		if (!json_is_object(in) || (bad = sbxs_unknown_key(in, input_keys)) != NULL)
-			why = "input must be a ProcessInput holding stdin";
-		else if (json_object_get(in, "pty") && !json_is_null(json_object_get(in, "pty")))
-			why = "the process has no pty";
-		data = json_object_get(in, "stdin");
-		if (!why && !json_is_string(data))
-			why = "input.stdin must be base64 bytes";
-		if (!why) {
-			size_t dl = json_string_length(data);
-
-			bytes = malloc(sbx__base64_decoded_max(dl) + 1);
-			if (bytes && sbx__base64_decode(bytes, &n, json_string_value(data), dl,
-							B64_PROTOJSON) < 0) {
-				free(bytes);
-				bytes = NULL;
-			}
-			if (!bytes)
-				why = "input.stdin must be base64 bytes";
-		}
 		json_decref(j);
-		if (why) {
+		if (is_pty != pr->pty) {
+			explicit_bzero(bytes, n);
+			free(bytes);
 			sbxs_proc_unref(pr);
-			return sbxs_connect_error(c, "invalid_argument", "%s", why);
+			return sbxs_connect_error(
+				c, "failed_precondition", "%s",
+				is_pty ? "error writing to tty: tty not assigned to process "
+					 "\xe2\x80\x94 "
+					 "input should be written to the stdin, not the tty"
+				       : "error writing to stdin: tty assigned to process "
+					 "\xe2\x80\x94 "
+					 "input should be written to the pty, not the stdin");
+		}
+		if (is_pty) {
+			const char *code;
+			int wr = sbxs_pty_write(pr, bytes, n, &code, err, sizeof(err));
+
+			explicit_bzero(bytes, n);
+			free(bytes);
+			sbxs_proc_unref(pr);
+			if (wr < 0)
+				return sbxs_connect_error(c, code, "%s", err);
+			return sbxs_reply_json(c, 200, json_object());
 		}
 		pthread_mutex_lock(&srv->mu);
 		if (!pr->want_stdin || pr->stdin_closed) {

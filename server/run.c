@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <microhttpd.h>
@@ -56,6 +58,10 @@ void sbxs_proc_free(struct sbxs_proc *pr)
 	if (pr->in)
 		explicit_bzero(pr->in, pr->in_len);
 	free(pr->in);
+	if (pr->pty_open) {
+		close(pr->pty_fd[0]);
+		close(pr->pty_fd[1]);
+	}
 	pthread_cond_destroy(&pr->cv);
 	if (pr->leader)
 		sbxs_proc_unref(pr->leader);
@@ -206,8 +212,11 @@ static int on_output(int stream, const char *data, size_t len, void *payload)
 {
 	struct sbxs_proc *pr = payload;
 	struct sbxs_server *srv = pr->box->srv;
-	const char *name = stream == SBX_STREAM_STDERR ? "stderr" : "stdout";
+	const char *name = pr->pty ? "pty" : stream == SBX_STREAM_STDERR ? "stderr" : "stdout";
 	int stop = 0;
+
+	if (pr->pty)
+		sbxs_pty_resize_pending(pr);
 
 	while (len && !stop) {
 		size_t n = len < CHUNK_MAX ? len : CHUNK_MAX;
@@ -350,6 +359,7 @@ void *sbxs_worker_main(void *arg)
 	enum fate fate;
 	char msg[1024] = "";
 	uint64_t now, t = 0;
+	unsigned rows = 0, cols = 0;
 	int rc = 0, drop = 0, kill = 0;
 
 	pthread_mutex_lock(&srv->mu);
@@ -381,6 +391,8 @@ void *sbxs_worker_main(void *arg)
 	if (fate == F_RUN) {
 		b->busy = 1;
 		pr->started = 1;
+		rows = pr->rows; /* a later size goes to the run (server/pty.c) */
+		cols = pr->cols;
 		t = b->run_timeout_ms;
 		if (b->end_mono <= now) {
 			t = 0;
@@ -446,6 +458,14 @@ void *sbxs_worker_main(void *arg)
 			ro.timeout_ms = t;
 			ro.on_output = on_output;
 			ro.payload = pr;
+			if (pr->pty) {
+				/* The run `exec -it` makes; its input is the socket's. */
+				ro.pty = 1;
+				ro.pty_rows = rows;
+				ro.pty_cols = cols;
+				ro.stream_stdin = 1;
+				ro.stdin_fd = pr->pty_fd[0];
+			}
 			rc = sbx_sandbox_run(&r, b->s, argv, &ro);
 			if (rc < 0)
 				snprintf(msg, sizeof(msg), "%s", sbx_error_last()->message);
@@ -527,6 +547,8 @@ void *sbxs_worker_main(void *arg)
 	sbxs_followers_end_locked(pr);
 	pthread_cond_broadcast(&pr->cv);
 	pthread_mutex_unlock(&srv->mu);
+	if (pr->pty_open) /* a terminal's write still waiting fails at once */
+		shutdown(pr->pty_fd[0], SHUT_RDWR);
 	sbx_result_free(r);
 	if (drop)
 		sbxs_box_unref(b);

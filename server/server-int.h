@@ -24,6 +24,7 @@
  *   process.c        envd's process service: the requests
  *   run.c            envd's process service: a command's run and stream
  *   stdin.c          envd's process service: stdin streamed to a command
+ *   pty.c            envd's process service: a command's terminal
  *   interp.c         the code interpreter's API (port 49999): its
  *                    routes and code contexts
  *   interp-cell.c    the code interpreter: a cell streamed as JSON lines
@@ -100,6 +101,13 @@ struct sbxs_proc {
 	char **argv, **env;
 	char *cwd;
 	int want_stdin, stdin_closed;
+	/* A terminal (server/pty.c): its size (the latest asked), one asked
+	 * while the run was opening (applied at its first output), and the
+	 * socket pair of its input: [0] the run's streamed stdin, [1] what
+	 * SendInput writes (made when pty_open). */
+	int pty, resize_pending, pty_open;
+	unsigned rows, cols;
+	int pty_fd[2];
 	char *in; /* stdin sent before the command started */
 	size_t in_len;
 	char fifo[40];	   /* the input FIFO in the sandbox (server/stdin.c) */
@@ -457,6 +465,35 @@ extern const char sbxs_stdin_wrap[];
 int sbxs_stdin_prepare(struct sbxs_proc *pr, uint64_t timeout_ms);
 int sbxs_stdin_write(
 	struct sbxs_proc *pr, const void *data, size_t n, int close, char *err, size_t esize);
+/* pty.c: a command's terminal. PTY ({"size":{"cols","rows"}}) into rows
+ * and cols (0: the default, 24 by 80); UpdateRequest's keys and its pty
+ * (1: given, 0: none); ProcessInput, exactly one of stdin and pty, its
+ * bytes decoded into *out (malloc'd, at most max; *is_pty says which).
+ * Pure; -1 with err. */
+int sbxs_pty_parse(json_t *v, unsigned *rows, unsigned *cols, char *err, size_t esize);
+int sbxs_pty_parse_update(json_t *j, unsigned *rows, unsigned *cols, char *err, size_t esize);
+int sbxs_pty_parse_input(json_t *in,
+			 size_t max,
+			 unsigned char **out,
+			 size_t *n,
+			 int *is_pty,
+			 char *err,
+			 size_t esize);
+/* The socket pair of a terminal's input (at Start): 0, or -1. */
+int sbxs_pty_open(struct sbxs_proc *pr);
+/* Bytes to the terminal, in order, one write at a time per process, within
+ * the transfer's deadline (mu not held): 0, or -1 with err and *code. */
+int sbxs_pty_write(struct sbxs_proc *pr,
+		   const void *data,
+		   size_t n,
+		   const char **code,
+		   char *err,
+		   size_t esize);
+/* A new size of the terminal (mu not held): 0, or -1 with err. */
+int sbxs_pty_resize(struct sbxs_proc *pr, unsigned rows, unsigned cols, char *err, size_t esize);
+/* From the run's output callback (mu not held): a size asked while the
+ * run was opening is set now. */
+void sbxs_pty_resize_pending(struct sbxs_proc *pr);
 /* Whether the client's side of socket fd looks closed: 2 surely (an error
  * or hang-up), 1 it stopped sending (FIN, or a half-close), 0 not. */
 int sbxs_client_gone(int fd);

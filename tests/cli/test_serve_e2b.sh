@@ -8,7 +8,7 @@
 # link without an allowlist, the open allowlist without a deny control, and
 # what a UDP connect() inside sees), envd's access token, Process.Start's
 # Connect frames (output, end events, deadline, keepalive, stdin, strict
-# protojson), one run at a time, SendSignal, a client that goes away, files,
+# protojson), a terminal (pty), one run at a time, SendSignal, a client that goes away, files,
 # envd's filesystem calls from the hostile side (.., symlinks out, floods),
 # WatchDir's bounds (watches, a client that does not read), gzip uploads (a bomb), signed /files URLs (forgeries), timeouts and expiry, listing and pagination; then the refusals of serve
 # itself (a non-loopback --listen, a key file others may read) and that
@@ -386,8 +386,23 @@ start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/bash","args":["-c","echo x
 start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/bash","args":["-c","echo x"],"user":"root"}}'
 grep -q 'unknown field \\"user\\"' "$work/frames" && ok "an unknown ProcessConfig field: invalid_argument" ||
 	bad "ProcessConfig unknown field"
-start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/bash"},"pty":{"size":{"cols":80,"rows":24}}}'
-grep -q '"code":"unimplemented"' "$work/frames" && ok "a pty: unimplemented" || bad "pty"
+# A terminal (server/pty.c): its bytes come as "pty" data, never stdout.
+start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/sh","args":["-c","stty size; [ -t 0 ] && [ -t 2 ] && echo on-a-tty; exit 4"]},"pty":{"size":{"cols":81,"rows":25}}}'
+[ "$("$PY" "$work/h.py" out "$work/stream" pty; echo .)" = $'25 81\r\non-a-tty\r\n.' ] && stdout_is '' &&
+	frame '0 {"event":{"end":{"error":"exit status 4","exitCode":4,"exited":true,"status":"exit status 4"}}}' &&
+	ok "a pty of 25 by 81: the program's stdio is the terminal, its bytes pty data, end exit 4" || bad "pty"
+start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/sh"},"pty":{"size":{"cols":5000,"rows":24}}}'
+grep -q '^2 {"error":{"code":"invalid_argument","message":"pty.size of 24 rows and 5000 columns' "$work/frames" &&
+	ok "a pty wider than 4096 columns: invalid_argument" || bad "pty too wide"
+start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/sh"},"pty":{"size":{"cols":80,"rows":24,"depth":8}}}'
+grep -q 'unmarshal into process.PTY.Size: unknown field \\"depth\\"' "$work/frames" &&
+	ok "an unknown field in PTY.Size: invalid_argument" || bad "pty unknown field"
+unary "$OPEN_ID" "$OPEN_TOK" SendInput '{"process":{"pid":4242},"input":{"stdin":"eA==","pty":"eA=="}}'
+[ "$status" = 400 ] && json 'd["code"] == "invalid_argument" and "exactly one of stdin and pty" in d["message"]' &&
+	ok "SendInput holding both stdin and pty: invalid_argument" || bad "SendInput both"
+unary "$OPEN_ID" "$OPEN_TOK" Update '{"process":{"pid":4242},"pty":{"size":{"cols":80,"rows":24}}}'
+[ "$status" = 404 ] && json 'd["code"] == "not_found"' && ok "Update of an unknown pid: not_found" ||
+	bad "Update unknown pid"
 start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"sleep 20"')" -H 'Connect-Timeout-Ms: 1500'
 frame '0 {"event":{"end":{"error":"signal: killed","exitCode":-1,"status":"signal: killed"}}}' &&
 	grep -q '^2 {"error":{"code":"deadline_exceeded"' "$work/frames" &&
@@ -441,6 +456,48 @@ cp "$work/stdin.out" "$work/stream"
 	frame '0 {"event":{"end":{"exited":true,"status":"exit status 0"}}}' &&
 	ok "stdin true: SendInput (by pid and by tag), CloseStdin, then the run reads it all" ||
 	{ status="$s1/$s2/$s3"; cp "$work/frames" "$work/body"; bad "stdin"; }
+# A terminal waiting its turn: the size asked before it starts is the size
+# it starts with, and its input sent before then waits for it. A command
+# holds the sandbox until its stdin closes, so the terminal is seen waiting
+# however slow the machine is.
+"$PY" "$work/h.py" enc '{"process":{"cmd":"sh","args":["-c","echo up; exec cat >/dev/null"]},"stdin":true,"tag":"hold"}' >"$work/hold.bin"
+curl -s --no-buffer -o "$work/hold.out" -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
+	-H 'Content-Type: application/connect+json' --data-binary @"$work/hold.bin" "$URL/process.Process/Start" &
+hpid=$!
+for _ in $(seq 1 1200); do
+	[ "$("$PY" "$work/h.py" out "$work/hold.out" stdout 2>/dev/null)" = up ] && break
+	sleep 0.1
+done
+"$PY" "$work/h.py" enc '{"process":{"cmd":"sh","args":["-c","read line; stty size; echo \"got $line\""]},"pty":{"size":{"cols":80,"rows":24}},"tag":"term"}' >"$work/term.bin"
+curl -s --no-buffer -o "$work/term.out" -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
+	-H 'Content-Type: application/connect+json' --data-binary @"$work/term.bin" "$URL/process.Process/Start" &
+tpid=$!
+for _ in $(seq 1 1200); do
+	unary "$OPEN_ID" "$OPEN_TOK" List '{}'
+	grep -q '"tag":"term"' "$work/body" && break
+	sleep 0.1
+done
+unary "$OPEN_ID" "$OPEN_TOK" Update '{"process":{"tag":"term"},"pty":{"size":{"cols":77,"rows":33}}}'
+s1=$status
+unary "$OPEN_ID" "$OPEN_TOK" SendInput '{"process":{"tag":"term"},"input":{"pty":"aGVsbG8K"}}'
+s2=$status
+unary "$OPEN_ID" "$OPEN_TOK" Update '{"process":{"tag":"term"},"pty":{"size":{"cols":0,"rows":33}}}'
+s3=$status
+unary "$OPEN_ID" "$OPEN_TOK" CloseStdin '{"process":{"tag":"hold"}}'
+s4=$status
+wait $hpid $tpid
+cp "$work/term.out" "$work/stream"
+"$PY" "$work/h.py" dec "$work/stream" >"$work/frames"
+[ "$s1$s2$s3$s4" = 200200400200 ] &&
+	[ "$("$PY" "$work/h.py" out "$work/stream" pty; echo .)" = $'hello\r\n33 77\r\ngot hello\r\n.' ] &&
+	frame '0 {"event":{"end":{"exited":true,"status":"exit status 0"}}}' &&
+	ok "a waiting terminal starts with the size asked meanwhile (33 by 77) and reads the input sent meanwhile; a size of 0 is refused" ||
+	{ status="$s1/$s2/$s3/$s4"; cp "$work/frames" "$work/body"; bad "waiting terminal"; }
+"$PY" -c 'import base64, sys; sys.stdout.write("{\"process\":{\"pid\":4242},\"input\":{\"pty\":\"%s\"}}" % base64.b64encode(b"x" * ((1 << 20) + 1)).decode())' >"$work/big-input.json"
+status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
+	-H 'Content-Type: application/json' --data-binary @"$work/big-input.json" "$URL/process.Process/SendInput")
+[ "$status" = 400 ] && json 'd["code"] == "invalid_argument" and "larger than 1048576 bytes" in d["message"]' &&
+	ok "a terminal's input over 1 MiB in one SendInput: invalid_argument naming the bound" || bad "pty input bound"
 unary "$OPEN_ID" "$OPEN_TOK" SendInput '{"process":{"pid":4242},"input":{"stdin":"eA=="}}'
 [ "$status" = 404 ] && body_is '{"code":"not_found","message":"process with pid 4242 not found"}' &&
 	ok "SendInput to an unknown pid: 404 not_found, as a unary Connect error" || bad "unknown pid"

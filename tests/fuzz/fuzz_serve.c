@@ -8,7 +8,10 @@
  * RFC 3339 times (parse_rfc3339(), with the round trip of sbxs_rfc3339()
  * of server/rest-json.c), the process Start request (parse_start()), the
  * process selector (parse_selector()), Connect-Timeout-Ms
- * (parse_timeout_header()), envd paths (sbxs_map_path(), server/paths.c),
+ * (parse_timeout_header()), a terminal's input and resize (SendInput's
+ * ProcessInput, sbxs_pty_parse_input(), and the UpdateRequest,
+ * sbxs_pty_parse_update(), server/pty.c; Start's pty is parse_start()'s),
+ * envd paths (sbxs_map_path(), server/paths.c),
  * multipart uploads (sbxs_parse_multipart()), the answer of the
  * filesystem program from inside a sandbox (fs_answer(), server/fs.c), gzip
  * bodies (sbxs_gunzip()), signed URLs (sbxs_signature_check(),
@@ -22,7 +25,8 @@
  * limits, Basic user names, and the start request's 5-byte Connect
  * envelope in sbxs_envd_start()).
  *
- * The first byte chooses the parser; the rest is its input (for multipart:
+ * The first byte chooses the parser (modulo 16; 14 with bit 0x10 set is
+ * the terminal's); the rest is its input (for multipart:
  * the Content-Type up to the first newline, then the body). Invariants
  * besides the sanitizers': a refusal says why, a mapped path is absolute,
  * cleaned and within its buffer, parsed uploads lie inside the body, and a
@@ -34,6 +38,7 @@
 #include "server/envd.c"
 #include "server/fs.c"
 #include "server/process.c"
+#include "server/pty.c"
 #include "server/rest-create.c"
 #include "server/rest-list.c"
 #include "server/watch.c"
@@ -304,6 +309,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_decref(ev);
 		break;
 	}
+	case 14:
+		if (data[0] & 0x10) {
+			/* A terminal's SendInput (0x20 set: ProcessInput, with a
+			 * bound of 16 bytes when 0x40 is set too) or Update: a
+			 * refusal says why and leaves nothing; bytes taken are
+			 * within the bound; a size taken is 1 to 4096 each. */
+			unsigned rows = 0, cols = 0;
+
+			if (data[0] & 0x20) {
+				unsigned char *out = (unsigned char *)"x";
+				size_t n = 99, max = data[0] & 0x40 ? 16 : 1u << 20;
+				int is_pty = -1, rc;
+
+				if (!j)
+					break;
+				rc = sbxs_pty_parse_input(j, max, &out, &n, &is_pty, err,
+							  sizeof(err));
+				if (rc < 0 ? !err[0] || out || n : !out || (is_pty && n > max))
+					abort();
+				free(out);
+			} else if (j) {
+				int rc = sbxs_pty_parse_update(j, &rows, &cols, err, sizeof(err));
+
+				if ((rc < 0 && !err[0]) || (rc == 1 && (rows < 1 || rows > 4096 ||
+									cols < 1 || cols > 4096)))
+					abort();
+			}
+			break;
+		}
+		multipart((const char *)data + 1, size - 1);
+		break;
 	default:
 		multipart((const char *)data + 1, size - 1);
 		break;
