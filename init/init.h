@@ -25,6 +25,8 @@
 #define SBX_INIT_EXIT_TERM 143
 /* The host stopped reading our frames. */
 #define SBX_INIT_EXIT_HOST_GONE 1
+/* `sbx-init connect`: nothing listens on the port (init/connect.c). */
+#define SBX_INIT_EXIT_REFUSED 122
 
 /*
  * Parses a positive decimal integer of at most max, digits only (no sign,
@@ -87,6 +89,11 @@ int sbx_init_kill_tree(pid_t pgid,
 /* Modes; each returns the process exit code. */
 int sbx_init_pid1(int argc, char **argv);
 int sbx_init_run(int argc, char **argv);
+/* `sbx-init connect PORT`: one TCP connection to the sandbox's loopback,
+ * relayed over stdin and stdout (init/connect.c). */
+int sbx_init_connect(int argc, char **argv);
+/* A port in plain digits, 1..65535 (no sign, no leading zero); 0: not one. */
+unsigned sbx_init_port_parse(const char *s);
 
 /*
  * Supervises one program (init/run.c): starts prog (looked up in PATH, with

@@ -17,6 +17,8 @@
  * that spares each run a `docker exec`.
  *
  * `sbx-init run ...` (init/run.c) supervises one program per exec.
+ * `sbx-init connect PORT` (init/connect.c) relays one connection to a port
+ * of the sandbox's loopback.
  */
 #include "init/init.h"
 
@@ -38,7 +40,8 @@
 static void usage(void)
 {
 	sbx_init_msg("usage: sbx-init pid1 --deadline UNIX_SECONDS [--channel]\n"
-		     "       sbx-init run --deadline-ms N [--cwd DIR] -- PROG [ARG...]");
+		     "       sbx-init run --deadline-ms N [--cwd DIR] -- PROG [ARG...]\n"
+		     "       sbx-init connect PORT");
 }
 
 static void reap_all(void)
@@ -155,6 +158,8 @@ int main(int argc, char **argv)
 		return sbx_init_pid1(argc - 1, argv + 1);
 	if (strcmp(argv[1], "run") == 0)
 		return sbx_init_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "connect") == 0)
+		return sbx_init_connect(argc - 1, argv + 1);
 	sbx_init_msg("unknown mode '%s'", argv[1]);
 	usage();
 	return SBX_INIT_EXIT_USAGE;
