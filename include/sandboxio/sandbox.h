@@ -491,6 +491,42 @@ SBX_EXTERN int sbx_sandbox_run_code(sbx_result **out,
 				    size_t code_len,
 				    const sbx_run_options *opts);
 
+/* ===== Ports ===== */
+
+/**
+ * Carries one TCP connection to a port of the sandbox's own loopback over
+ * fd, and returns when it has ended (docs/protocol.md, "A port of the
+ * sandbox").
+ *
+ * The connection is made inside the sandbox, to 127.0.0.1:port (or
+ * [::1]:port when nothing listens on the first), never to another address,
+ * and the sandbox's network is left as its policy made it: ^with network
+ * "none" a server listening in the sandbox is reached, the sandbox still
+ * reaches nothing. ^It is a run of the init's relay in the sandbox (audited
+ * and traced as a run of kind "connect"), so it holds the calling thread
+ * and the handle for the connection's life, under the run's deadline and
+ * the sandbox's output cap.
+ *
+ * @param port 1..65535.
+ * @param fd lent, never closed: a connected stream socket (socketpair(2)
+ *   or TCP). ^What the caller writes to it goes to the server; ^what the
+ *   server answers is written to it as it comes (blocking until the
+ *   caller reads). ^The end of the caller's input (shutdown or close of
+ *   its end) ends the connection at once; there is no half-close. ^The
+ *   server's close ends it once what the server said is written out.
+ *   ^Bytes past the sandbox's output cap are dropped; a write to fd that
+ *   fails drops the rest.
+ * @param timeout_ms the connection's deadline; 0: the policy's run timeout;
+ *   ^above it is SBX_EINVALID.
+ * Returns: 0 (the connection was made and has ended), SBX_EINVALID (port
+ * outside 1..65535, fd negative, a deadline above the policy's),
+ * SBX_ENOTFOUND (nothing listens on the port), SBX_ETIMEOUT (the deadline
+ * ended it), SBX_EUNSUPPORTED (a backend without streamed stdin),
+ * SBX_ERROR (the relay ended otherwise), and sbx_sandbox_run()'s errors.
+ */
+SBX_EXTERN int
+sbx_sandbox_connect_port(sbx_sandbox *s, unsigned int port, int fd, uint64_t timeout_ms);
+
 /* ===== Files ===== */
 
 /**
