@@ -337,6 +337,20 @@ void sbxs_http_authenticated(struct sbxs_server *srv, struct MHD_Connection *c)
 
 /* ===== Requests ===== */
 
+/* A request's target as the client sent it (libmicrohttpd hands the
+ * routes its path unescaped, without the query): the record of the request
+ * starts here, and a proxied port (server/port.c) sends it on as it came. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct sbxs_req *rq = calloc(1, sizeof(*rq));
+
+	(void)cls;
+	(void)c;
+	if (rq && uri && strlen(uri) <= URI_MAX)
+		rq->uri = strdup(uri);
+	return rq;
+}
+
 static enum MHD_Result on_request(void *cls,
 				  struct MHD_Connection *c,
 				  const char *url,
@@ -350,8 +364,9 @@ static enum MHD_Result on_request(void *cls,
 	struct sbxs_req *rq = *con_cls;
 
 	(void)version;
-	if (!rq) {
-		rq = calloc(1, sizeof(*rq));
+	if (!rq || !rq->method) {
+		if (!rq)
+			rq = calloc(1, sizeof(*rq));
 		if (!rq)
 			return MHD_NO;
 		*con_cls = rq;
@@ -418,6 +433,7 @@ static void on_completed(void *cls,
 	if (rq->body)
 		explicit_bzero(rq->body, rq->len);
 	free(rq->body);
+	free(rq->uri);
 	free(rq);
 	*con_cls = NULL;
 }
@@ -437,14 +453,14 @@ int sbxs_http_start(struct sbxs_server *srv,
 	 * one address may hold at most max_client_connections of the
 	 * max_connections (one thread each); past either, libmicrohttpd
 	 * closes a new connection at once. */
-	srv->mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
-					    (ipv6 ? MHD_USE_IPv6 : 0),
-				    0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET,
-				    listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-				    MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
-				    MHD_OPTION_CONNECTION_LIMIT, max_conns,
-				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, max_client,
-				    MHD_OPTION_CONNECTION_TIMEOUT, auth_timeout_s, MHD_OPTION_END);
+	srv->mhd = MHD_start_daemon(
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
+			(ipv6 ? MHD_USE_IPv6 : 0),
+		0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, listen_fd,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
+		on_connection, srv, MHD_OPTION_CONNECTION_LIMIT, max_conns,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, max_client, MHD_OPTION_CONNECTION_TIMEOUT,
+		auth_timeout_s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv, MHD_OPTION_END);
 	return srv->mhd ? 0 : -1;
 }
 

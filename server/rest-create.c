@@ -459,7 +459,11 @@ sbxs_rest_create(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_
 		return sbxs_rest_error(c, status, "%s", err);
 	}
 	json_decref(body);
-	if (b->secure && sbxs_random_hex(b->token, 32) < 0) {
+	/* Its ports' own token (server/port.c), needed unless
+	 * allowPublicTraffic is true. */
+	b->public_traffic = cr.public_traffic == 1;
+	if ((b->secure && sbxs_random_hex(b->token, 32) < 0) ||
+	    sbxs_random_hex(b->traffic, 32) < 0) {
 		sbxs_box_free(b);
 		sbx_policy_free(p);
 		return sbxs_rest_error(c, 500, "getrandom failed");

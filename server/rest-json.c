@@ -42,9 +42,10 @@ json_t *sbxs_box_sandbox_json(const struct sbxs_box *b)
 
 	if (j && b->secure) {
 		json_object_set_new(j, "envdAccessToken", json_string(b->token));
-		/* What the code interpreter's SDK sends to port 49999 with every
-		 * call (server/interp.c); the same token. */
-		json_object_set_new(j, "trafficAccessToken", json_string(b->token));
+		/* The token of the sandbox's ports (server/port.c), which the
+		 * code interpreter's SDK also sends to port 49999 with every
+		 * call (server/interp.c). */
+		json_object_set_new(j, "trafficAccessToken", json_string(b->traffic));
 	}
 	return j;
 }

@@ -62,12 +62,8 @@ int sbxs_parse_network(
 					 "network.allowPublicTraffic must be a boolean");
 				return -1;
 			}
+			/* true: the sandbox's ports need no traffic token (server/port.c) */
 			cr->public_traffic = json_is_true(v);
-			if (!cr->public_traffic)
-				sbxs_add_bad(
-					bad, bsize,
-					"network.allowPublicTraffic false (this server proxies no "
-					"sandbox port, so there is no traffic token to require)");
 		} else if (!json_is_null(v)) {
 			snprintf(what, sizeof(what), "network.%.64s", key);
 			sbxs_add_bad(bad, bsize, what);
@@ -286,6 +282,6 @@ int sbxs_apply_network(
 		json_object_set(*echo, "denyOut", cr->deny_out);
 	else if (cr->internet == 0)
 		json_object_set_new(*echo, "denyOut", json_pack("[s]", "0.0.0.0/0"));
-	json_object_set_new(*echo, "allowPublicTraffic", json_true());
+	json_object_set_new(*echo, "allowPublicTraffic", json_boolean(cr->public_traffic == 1));
 	return 0;
 }

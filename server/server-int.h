@@ -28,6 +28,9 @@
  *   interp.c         the code interpreter's API (port 49999): its
  *                    routes and code contexts
  *   interp-cell.c    the code interpreter: a cell streamed as JSON lines
+ *   port.c           every other port of a sandbox, proxied over the
+ *                    library's sbx_sandbox_connect_port()
+ *   port-http.c      the proxy's readers of a response (port-int.h)
  *   paths.c          E2B's paths and user mapped onto a sandbox
  *   sign.c           signed /files URLs, and gzip bodies
  *   box.c            the sandboxes ("boxes"): registry, references,
@@ -76,6 +79,7 @@
 #define CHUNK_MAX (32u << 10) /* output per data event, and per write of a stream */
 #define PATH_MAX_LEN 4096
 #define DISCARD_MAX (1u << 20) /* body bytes read and dropped after a refusal */
+#define URI_MAX 8192	       /* a request target kept as sent (http.c) */
 
 /* ===== State ===== */
 
@@ -142,6 +146,8 @@ struct sbxs_box {
 	sbx_sandbox *s;
 	char id[21];
 	char token[65];
+	char traffic[65];   /* the traffic access token of its ports (server/port.c) */
+	int public_traffic; /* network.allowPublicTraffic true: no traffic token */
 	int secure;
 	char *template_id;
 	json_t *metadata, *network;
@@ -187,7 +193,7 @@ struct sbxs_server {
 	int creating, stopping, workers, live;
 };
 
-enum sbxs_route { SBXS_ROUTE_REST = 1, SBXS_ROUTE_ENVD, SBXS_ROUTE_INTERP };
+enum sbxs_route { SBXS_ROUTE_REST = 1, SBXS_ROUTE_ENVD, SBXS_ROUTE_INTERP, SBXS_ROUTE_PORT };
 
 /* One HTTP request, from its headers to its completion. */
 struct sbxs_req {
@@ -197,6 +203,8 @@ struct sbxs_req {
 	char *body;
 	size_t len, cap, limit, discarded;
 	int too_big, answered;
+	char *uri;     /* the request target as sent (http.c; NULL: none kept) */
+	unsigned port; /* a sandbox port's route (server/port.c) */
 };
 
 /* A NewSandbox as parsed (its values point into the request's JSON). */
@@ -369,6 +377,21 @@ void sbxs_ictx_free(struct sbxs_ictx *x);
  * with lang a default one created. 0 (the box keeps it), 1 (past ICTX_MAX:
  * the caller frees it), or a library code. */
 int sbxs_ictx_get(struct sbxs_box *b, const char *name, const char *lang, sbx_context **out);
+
+/* ===== port.c: the sandbox's other ports, proxied ===== */
+
+/* A port in plain digits, 1..65535; 0: not one. */
+unsigned sbxs_port_parse(const char *s);
+/* Routes a request to port of rq->box: its access and its bounds. */
+enum MHD_Result sbxs_port_headers(struct sbxs_server *srv,
+				  struct MHD_Connection *c,
+				  struct sbxs_req *rq,
+				  unsigned port);
+/* The whole request: proxied. */
+enum MHD_Result
+sbxs_port_request(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
+/* The 413 of a body past its bound. */
+enum MHD_Result sbxs_port_too_big(struct MHD_Connection *c, struct sbxs_req *rq);
 
 /* ===== paths.c: E2B's paths and user ===== */
 

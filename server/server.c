@@ -3,14 +3,16 @@
  * listening socket, start, the sweeps between signals, stop) and its
  * routes, which the HTTP layer (server/http.c) is given at start and knows
  * nothing of. A request's headers decide its route: envd when an
- * E2b-Sandbox-Id header or a Host of <port>-<id>.<domain> names a sandbox,
- * the REST control plane otherwise; then its authentication (the API key
- * for REST, the sandbox's access token for envd, both compared in constant
- * time, or for /files a URL signed with that token: server/sign.c) and
- * the bound of its body (64 KiB REST, 1 MiB Start, 23 MiB for a
- * unary process call, 64 MiB files), whose excess gets the 413 (or the
- * route's own error). A whole request goes to server/rest.c or
- * server/envd.c.
+ * E2b-Sandbox-Id header or a Host of <port>-<id>.<domain> names a sandbox
+ * (port 49983; 49999 is the code interpreter, server/interp.c, and any
+ * other port is proxied into the sandbox by server/port.c, which checks
+ * its traffic token), the REST control plane otherwise; then its
+ * authentication (the API key for REST, the sandbox's access token for
+ * envd, both compared in constant time, or for /files a URL signed with
+ * that token: server/sign.c) and the bound of its body (64 KiB REST, 1 MiB
+ * Start, 23 MiB for a unary process call, 64 MiB files and ports), whose
+ * excess gets the 413 (or the route's own error). A whole request goes to
+ * server/rest.c, server/envd.c, server/interp.c or server/port.c.
  *
  * The socket is made here, not by libmicrohttpd, so that port 0 works
  * (getsockname tells the port picked) and the ready line names the real
@@ -64,8 +66,8 @@ static int envd_target(struct MHD_Connection *c, char *id, size_t size, unsigned
 	*port = ENVD_PORT;
 	if (h) {
 		snprintf(id, size, "%s", h);
-		if (ph)
-			*port = (unsigned)strtoul(ph, NULL, 10);
+		if (ph) /* 0: not a port (server/port.c refuses it) */
+			*port = sbxs_port_parse(ph);
 		return 1;
 	}
 	h = sbxs_header(c, "Host");
@@ -78,7 +80,14 @@ static int envd_target(struct MHD_Connection *c, char *id, size_t size, unsigned
 	for (const char *p = h; p < dash; p++)
 		if (*p < '0' || *p > '9')
 			return 0;
-	*port = (unsigned)strtoul(h, NULL, 10);
+	{
+		char digits[8];
+		size_t n = (size_t)(dash - h);
+
+		/* 0: not a port (server/port.c refuses it) */
+		snprintf(digits, sizeof(digits), "%.*s", (int)(n < 7 ? n : 7), h);
+		*port = n < 7 ? sbxs_port_parse(digits) : 0;
+	}
 	{
 		const char *idend = memchr(dash + 1, '-', (size_t)(dot - dash - 1));
 		size_t n = (size_t)((idend ? idend : dot) - dash - 1);
@@ -122,6 +131,8 @@ static enum MHD_Result too_big(struct MHD_Connection *c, struct sbxs_req *rq, co
 		return sbxs_rest_error(c, 413, "Request body larger than %zu bytes", rq->limit);
 	if (rq->route == SBXS_ROUTE_INTERP)
 		return sbxs_interp_error(c, 413, "the request is larger than %zu bytes", rq->limit);
+	if (rq->route == SBXS_ROUTE_PORT)
+		return sbxs_port_too_big(c, rq);
 	if (strcmp(url, "/process.Process/Start") == 0)
 		return sbxs_stream_error(c, "resource_exhausted",
 					 "the request is larger than 1 MiB");
@@ -161,18 +172,20 @@ on_headers(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *r
 			return sandbox_not_found(c, id);
 		if (port == INTERP_PORT)
 			rq->route = SBXS_ROUTE_INTERP;
-		else if (port != ENVD_PORT)
-			return sbxs_reply_json(
-				c, 502,
-				json_pack("{s:s, s:s, s:i, s:i}", "sandboxId", rq->box->id,
-					  "message", "The sandbox is running but port is not open",
-					  "port", (int)port, "code", 502));
+		else if (port != ENVD_PORT) /* every other port: server/port.c */
+			return sbxs_port_headers(srv, c, rq, port);
 		tok = sbxs_header(c, "X-Access-Token");
 		/* The code interpreter's SDK sends the access token with
-		 * /execute only, and the traffic token (the same token here:
-		 * it is in the Sandbox the SDK is given) with every call. */
-		if (!tok && rq->route == SBXS_ROUTE_INTERP)
-			tok = sbxs_header(c, "E2B-Traffic-Access-Token");
+		 * /execute only, and the traffic token (the Sandbox's
+		 * trafficAccessToken) with every call: that one opens its other
+		 * routes, which run no code. */
+		if (!tok && rq->route == SBXS_ROUTE_INTERP && strcmp(url, "/execute") != 0) {
+			const char *tt = sbxs_header(c, "E2B-Traffic-Access-Token");
+
+			if (tt &&
+			    ct_equal(tt, strlen(tt), rq->box->traffic, strlen(rq->box->traffic)))
+				tok = rq->box->token;
+		}
 		/* Every sandbox has a token (secure: false is refused at create):
 		 * only /health answers without it, and /files to a URL signed
 		 * with it. */
@@ -233,6 +246,8 @@ static enum MHD_Result on_request(struct sbxs_server *srv,
 {
 	if (rq->route == SBXS_ROUTE_INTERP)
 		return sbxs_interp(srv, c, rq, method, url);
+	if (rq->route == SBXS_ROUTE_PORT)
+		return sbxs_port_request(srv, c, rq);
 	if (rq->too_big)
 		return too_big(c, rq, url);
 	if (rq->route == SBXS_ROUTE_ENVD)

@@ -1,0 +1,553 @@
+/*
+ * server/port.c: every port of a sandbox other than envd's (49983) and the
+ * code interpreter's (49999), as `sandbox.getHost(port)` reaches it: an
+ * HTTP/1.1 request to <port>-<id>.<domain> (or with E2B's E2b-Sandbox-Id
+ * and E2b-Sandbox-Port headers) is proxied to a server listening on that
+ * port of the sandbox's own loopback.
+ *
+ * The connection is the library's sbx_sandbox_connect_port() (a run of the
+ * init's relay, init/connect.c) on a handle of its own (sbx_sandbox_open(),
+ * so docker exec: it does not take the box's busy slot, and commands go on
+ * beside it), on a thread of its own, over a socketpair: the sandbox keeps
+ * no network (network "none" stays so). One request, one connection: the
+ * request goes with "Connection: close".
+ *
+ * Access (server/server.c calls sbxs_port_headers() once a box is found):
+ * E2B's traffic access token, a token of each sandbox distinct from its
+ * envd access token (a holder reaches the sandbox's ports, not its
+ * processes or files), sent as E2B-Traffic-Access-Token and compared in
+ * constant time; a sandbox created with network.allowPublicTraffic true
+ * needs none. A missing token is 401, a wrong one 403, before anything
+ * reaches the sandbox. A protocol upgrade (WebSocket) is refused with 501.
+ *
+ * The request: its method, its target as the client sent it (not
+ * unescaped), its headers but the hop-by-hop ones, E2B's and the envd
+ * token, and its body, read whole within FILE_BODY_MAX (a chunked one
+ * de-chunked by libmicrohttpd) and sent with its Content-Length. The
+ * response: its head read strictly (server/port-http.c), its status and
+ * headers but the hop-by-hop ones passed on, its body streamed as it comes
+ * (by its length, its chunks, or the connection's end; chunked to the
+ * client when its length is not known), bounded by the sandbox's output
+ * cap and the run's deadline. Nothing listening is E2B's 502 naming the
+ * port.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "server/port-int.h"
+#include "server/server-int.h"
+
+#define IN_CAP (SBXS_HEAD_MAX + 65536)
+#define REQ_HEAD_MAX (256u << 10)
+
+/* One proxied request: shared by the handler (then the response's reader)
+ * and the relay's thread. */
+struct pconn {
+	struct sbxs_server *srv;
+	int refs;	 /* under srv->mu */
+	int fd;		 /* our end of the socketpair, non-blocking */
+	int relay_fd;	 /* the relay's end, the thread's */
+	int client_fd;	 /* the client's socket, to notice it going away */
+	sbx_sandbox *h;	 /* the thread's handle */
+	unsigned port;
+	uint64_t timeout_ms, deadline;
+	int relay_done, rc;
+	char msg[512];
+	char *out; /* the request, then its body */
+	size_t out_len, out_off;
+	char *in; /* read and not yet handed on */
+	size_t in_len;
+	int eof;
+	int responding; /* a response streams the body */
+	struct sbxs_http_head hd;
+	struct sbxs_chunks ch;
+	uint64_t body_left;
+	char id[21];
+};
+
+/* ===== E2B's proxy errors ===== */
+
+static enum MHD_Result
+port_error(struct MHD_Connection *c, const char *id, unsigned status, unsigned port, const char *msg)
+{
+	json_t *j = json_pack("{s:s, s:o, s:i}", "sandboxId", id, "message", sbxs_jtext(msg), "code",
+			      (int)status);
+
+	if (j && port)
+		json_object_set_new(j, "port", json_integer(port));
+	return sbxs_reply_json(c, status, j);
+}
+
+unsigned sbxs_port_parse(const char *s)
+{
+	unsigned v = 0;
+
+	if (!s || s[0] < '1' || s[0] > '9')
+		return 0;
+	for (size_t n = 0; s[n]; n++) {
+		if (s[n] < '0' || s[n] > '9' || n >= 5)
+			return 0;
+		v = v * 10 + (unsigned)(s[n] - '0');
+	}
+	return v <= 65535 ? v : 0;
+}
+
+/* Compares secrets without an early exit on the first difference. */
+static int ct_equal(const char *a, const char *b)
+{
+	size_t alen = strlen(a), blen = strlen(b);
+	unsigned char d = 0;
+
+	if (alen != blen)
+		return 0;
+	for (size_t k = 0; k < alen; k++)
+		d |= (unsigned char)(a[k] ^ b[k]);
+	return d == 0;
+}
+
+enum MHD_Result sbxs_port_headers(struct sbxs_server *srv,
+				  struct MHD_Connection *c,
+				  struct sbxs_req *rq,
+				  unsigned port)
+{
+	struct sbxs_box *b = rq->box;
+	const char *tok = sbxs_header(c, "E2B-Traffic-Access-Token"),
+		   *cl = sbxs_header(c, "Content-Length");
+	char msg[160];
+
+	rq->route = SBXS_ROUTE_PORT;
+	rq->port = port;
+	rq->answered = 1;
+	if (port == 0)
+		return port_error(c, b->id, 400, 0,
+				  "the port must be 1 to 65535, in plain digits");
+	if (!b->public_traffic) {
+		if (!tok)
+			return port_error(c, b->id, 401, port,
+					  "a traffic access token is required to reach the "
+					  "sandbox's ports: send it in the "
+					  "E2B-Traffic-Access-Token header");
+		if (!ct_equal(tok, b->traffic))
+			return port_error(c, b->id, 403, port, "the traffic access token is wrong");
+	}
+	sbxs_http_authenticated(srv, c);
+	if (sbxs_header(c, "Upgrade")) {
+		snprintf(msg, sizeof(msg),
+			 "protocol upgrades (WebSocket) to port %u are not proxied by this "
+			 "server; plain HTTP/1.1 requests are",
+			 port);
+		return port_error(c, b->id, 501, port, msg);
+	}
+	if (!rq->uri || rq->uri[0] != '/')
+		return port_error(c, b->id, 400, port,
+				  "the request target must be a path (origin form) of at most "
+				  "8192 bytes");
+	rq->limit = FILE_BODY_MAX;
+	if (cl && strtoull(cl, NULL, 10) > rq->limit)
+		return sbxs_port_too_big(c, rq);
+	rq->answered = 0;
+	return MHD_YES;
+}
+
+enum MHD_Result sbxs_port_too_big(struct MHD_Connection *c, struct sbxs_req *rq)
+{
+	char msg[96];
+
+	snprintf(msg, sizeof(msg), "the request's body is larger than %zu bytes", rq->limit);
+	return port_error(c, rq->box->id, 413, rq->port, msg);
+}
+
+/* ===== The connection ===== */
+
+static void pconn_unref(struct pconn *pc)
+{
+	struct sbxs_server *srv = pc->srv;
+	int last;
+
+	pthread_mutex_lock(&srv->mu);
+	last = --pc->refs == 0;
+	pthread_mutex_unlock(&srv->mu);
+	if (!last)
+		return;
+	if (pc->fd >= 0)
+		close(pc->fd);
+	if (pc->out)
+		explicit_bzero(pc->out, pc->out_len);
+	free(pc->out);
+	free(pc->in);
+	free(pc);
+}
+
+static void *relay_main(void *arg)
+{
+	struct pconn *pc = arg;
+	struct sbxs_server *srv = pc->srv;
+	int rc = sbx_sandbox_connect_port(pc->h, pc->port, pc->relay_fd, pc->timeout_ms);
+	char msg[sizeof(pc->msg)];
+
+	snprintf(msg, sizeof(msg), "%s", rc < 0 ? sbx_error_last()->message : "");
+	sbx_sandbox_detach(pc->h);
+	pthread_mutex_lock(&srv->mu);
+	pc->rc = rc;
+	memcpy(pc->msg, msg, sizeof(msg));
+	pc->relay_done = 1;
+	pthread_mutex_unlock(&srv->mu);
+	/* Our end sees the end of file only once the outcome is set. */
+	close(pc->relay_fd);
+	pconn_unref(pc);
+	pthread_mutex_lock(&srv->mu);
+	srv->workers--;
+	pthread_cond_broadcast(&srv->cv);
+	pthread_mutex_unlock(&srv->mu);
+	return NULL;
+}
+
+struct head_acc {
+	char *buf;
+	size_t len, cap;
+	int bad;
+};
+
+static void acc_add(struct head_acc *a, const char *s, size_t n)
+{
+	if (a->bad || a->len + n > a->cap) {
+		a->bad = 1;
+		return;
+	}
+	memcpy(a->buf + a->len, s, n);
+	a->len += n;
+}
+
+static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
+{
+	static const char *const drop[] = {"e2b-traffic-access-token",
+					   "e2b-sandbox-id",
+					   "e2b-sandbox-port",
+					   "x-access-token",
+					   "expect",
+					   NULL};
+	struct head_acc *a = cls;
+
+	(void)kind;
+	if (!k || !v || sbxs_http_hop_header(k))
+		return MHD_YES;
+	for (const char *const *d = drop; *d; d++)
+		if (strcasecmp(*d, k) == 0)
+			return MHD_YES;
+	acc_add(a, k, strlen(k));
+	acc_add(a, ": ", 2);
+	acc_add(a, v, strlen(v));
+	acc_add(a, "\r\n", 2);
+	return MHD_YES;
+}
+
+/* The request to the sandbox's server into pc->out. -1: too large. */
+static int build_request(struct pconn *pc, struct MHD_Connection *c, struct sbxs_req *rq)
+{
+	struct head_acc a = {.cap = REQ_HEAD_MAX + rq->len};
+	char cl[48];
+	int with_len = rq->len > 0 || strcmp(rq->method, "POST") == 0 ||
+		       strcmp(rq->method, "PUT") == 0 || strcmp(rq->method, "PATCH") == 0;
+
+	a.buf = malloc(a.cap);
+	if (!a.buf)
+		return -1;
+	acc_add(&a, rq->method, strlen(rq->method));
+	acc_add(&a, " ", 1);
+	acc_add(&a, rq->uri, strlen(rq->uri));
+	acc_add(&a, " HTTP/1.1\r\n", 11);
+	MHD_get_connection_values(c, MHD_HEADER_KIND, add_header, &a);
+	if (with_len) {
+		snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n", rq->len);
+		acc_add(&a, cl, strlen(cl));
+	}
+	acc_add(&a, "Connection: close\r\n\r\n", 21);
+	if (rq->len)
+		acc_add(&a, rq->body, rq->len);
+	if (a.bad) {
+		free(a.buf);
+		return -1;
+	}
+	pc->out = a.buf;
+	pc->out_len = a.len;
+	return 0;
+}
+
+/*
+ * One round of the connection: sends what it can of the request, reads
+ * what came into pc->in (room permitting), waiting at most a second.
+ * Returns 0, or -1 when the deadline passed or the client went away.
+ */
+static int pump(struct pconn *pc)
+{
+	struct pollfd p = {.fd = pc->fd};
+	int room = pc->in_len < IN_CAP && !pc->eof;
+
+	if (sbx__mono_ms() >= pc->deadline || sbxs_client_gone(pc->client_fd) == 2)
+		return -1;
+	if (pc->out_off < pc->out_len)
+		p.events |= POLLOUT;
+	if (room)
+		p.events |= POLLIN;
+	if (!p.events)
+		return 0;
+	if (poll(&p, 1, 1000) <= 0)
+		return 0;
+	if (pc->out_off < pc->out_len && (p.revents & (POLLOUT | POLLERR | POLLHUP))) {
+		ssize_t n = send(pc->fd, pc->out + pc->out_off, pc->out_len - pc->out_off,
+				 MSG_NOSIGNAL);
+
+		if (n > 0)
+			pc->out_off += (size_t)n;
+		else if (n < 0 && errno != EAGAIN && errno != EINTR)
+			pc->out_off = pc->out_len; /* the relay ended: what it said stands */
+	}
+	if (room && (p.revents & (POLLIN | POLLERR | POLLHUP))) {
+		ssize_t n = recv(pc->fd, pc->in + pc->in_len, IN_CAP - pc->in_len, 0);
+
+		if (n > 0)
+			pc->in_len += (size_t)n;
+		else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			pc->eof = 1;
+	}
+	return 0;
+}
+
+static void consume(struct pconn *pc, size_t n)
+{
+	memmove(pc->in, pc->in + n, pc->in_len - n);
+	pc->in_len -= n;
+}
+
+/* libmicrohttpd's content reader: the body as it comes. */
+static ssize_t body_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct pconn *pc = cls;
+	char err[160];
+
+	(void)pos;
+	for (;;) {
+		if (pc->hd.framing == SBXS_BODY_LENGTH && pc->body_left == 0)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (pc->hd.framing == SBXS_BODY_CHUNKED && sbxs_chunks_done(&pc->ch))
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (pc->in_len) {
+			size_t n = 0;
+
+			if (pc->hd.framing == SBXS_BODY_CHUNKED) {
+				long used = sbxs_chunks_feed(&pc->ch, pc->in, pc->in_len, buf, max,
+							     &n, err, sizeof(err));
+
+				if (used < 0)
+					return MHD_CONTENT_READER_END_WITH_ERROR;
+				consume(pc, (size_t)used);
+			} else {
+				n = pc->in_len < max ? pc->in_len : max;
+				if (pc->hd.framing == SBXS_BODY_LENGTH && n > pc->body_left)
+					n = (size_t)pc->body_left;
+				memcpy(buf, pc->in, n);
+				consume(pc, n);
+				pc->body_left -= pc->hd.framing == SBXS_BODY_LENGTH ? n : 0;
+			}
+			if (n)
+				return (ssize_t)n;
+			continue;
+		}
+		if (pc->eof)
+			return pc->hd.framing == SBXS_BODY_CLOSE ? MHD_CONTENT_READER_END_OF_STREAM
+								 : MHD_CONTENT_READER_END_WITH_ERROR;
+		if (pump(pc) < 0)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
+}
+
+/* The response is done with: the connection ends (the relay sees its
+ * input end and stops). */
+static void body_done(void *cls)
+{
+	struct pconn *pc = cls;
+
+	shutdown(pc->fd, SHUT_RDWR);
+	pconn_unref(pc);
+}
+
+/* The connection's first head (past any 1xx), into pc->hd; the response,
+ * or an error already queued. */
+static enum MHD_Result answer(struct MHD_Connection *c, struct pconn *pc, int head_req)
+{
+	char err[200], msg[800];
+	struct MHD_Response *r;
+	long used;
+
+	for (;;) {
+		used = sbxs_http_head_parse(pc->in, pc->in_len, head_req, &pc->hd, err, sizeof(err));
+		if (used < 0) {
+			snprintf(msg, sizeof(msg),
+				 "the server on port %u answered with a malformed response: %s",
+				 pc->port, err);
+			return port_error(c, pc->id, 502, pc->port, msg);
+		}
+		if (used > 0 && pc->hd.status == 101)
+			return port_error(c, pc->id, 502, pc->port,
+					  "the server switched protocols without being asked to");
+		if (used > 0 && pc->hd.status < 200) {
+			consume(pc, (size_t)used);
+			continue;
+		}
+		if (used > 0)
+			break;
+		if (pc->eof) {
+			int rc, done;
+
+			/* The relay ended; its outcome is set before its end of file. */
+			pthread_mutex_lock(&pc->srv->mu);
+			done = pc->relay_done;
+			rc = pc->rc;
+			snprintf(msg, sizeof(msg), "%s", pc->msg);
+			pthread_mutex_unlock(&pc->srv->mu);
+			if (done && rc == SBX_ENOTFOUND)
+				return port_error(c, pc->id, 502, pc->port,
+						  "The sandbox is running but port is not open");
+			if (pc->in_len == 0 && done && rc < 0)
+				return port_error(c, pc->id, 502, pc->port, msg);
+			return port_error(c, pc->id, 502, pc->port,
+					  "the server on the port closed the connection without "
+					  "a whole response");
+		}
+		if (pump(pc) < 0)
+			return port_error(c, pc->id, 504, pc->port,
+					  "the server on the port did not answer within the "
+					  "sandbox's run timeout");
+	}
+	{
+		/* Headers are copied NUL-terminated; they were checked by the parser. */
+		char name[256], *value = malloc(SBXS_HEAD_MAX);
+		uint64_t size = pc->hd.framing == SBXS_BODY_LENGTH ? pc->hd.length
+				: pc->hd.framing == SBXS_BODY_NONE ? 0
+								   : MHD_SIZE_UNKNOWN;
+
+		if (!value)
+			return MHD_NO;
+		pc->body_left = pc->hd.length;
+		r = MHD_create_response_from_callback(size, CHUNK_MAX, body_read, pc, body_done);
+		if (!r) {
+			free(value);
+			return MHD_NO;
+		}
+		pthread_mutex_lock(&pc->srv->mu);
+		pc->refs++; /* the response's */
+		pthread_mutex_unlock(&pc->srv->mu);
+		pc->responding = 1;
+		for (size_t k = 0; k < pc->hd.n; k++) {
+			const struct sbxs_http_field *f = &pc->hd.h[k];
+
+			if (f->name_len >= sizeof(name))
+				continue;
+			memcpy(name, f->name, f->name_len);
+			name[f->name_len] = '\0';
+			memcpy(value, f->value, f->value_len);
+			value[f->value_len] = '\0';
+			if (!sbxs_http_hop_header(name))
+				MHD_add_response_header(r, name, value);
+		}
+		free(value);
+		/* The head is handed on: what follows it is the body. */
+		consume(pc, (size_t)used);
+		return sbxs_queue(c, pc->hd.status, r);
+	}
+}
+
+enum MHD_Result
+sbxs_port_request(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq)
+{
+	struct sbxs_box *b = rq->box;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct pconn *pc;
+	pthread_attr_t attr;
+	pthread_t th;
+	uint64_t now = sbx__mono_ms(), t;
+	int sv[2], started;
+	enum MHD_Result ret;
+
+	if (rq->too_big)
+		return sbxs_port_too_big(c, rq);
+	pthread_mutex_lock(&srv->mu);
+	t = b->run_timeout_ms;
+	if (b->end_mono <= now || b->retired)
+		t = 0;
+	else if (b->end_mono - now < t)
+		t = b->end_mono - now;
+	pthread_mutex_unlock(&srv->mu);
+	if (t == 0)
+		return sbxs_reply_json(c, 502,
+				       json_pack("{s:s, s:s, s:i}", "sandboxId", b->id, "message",
+						 "The sandbox was not found", "code", 502));
+	pc = calloc(1, sizeof(*pc));
+	if (!pc || !(pc->in = malloc(IN_CAP)) || build_request(pc, c, rq) < 0) {
+		if (pc)
+			free(pc->in);
+		free(pc);
+		return port_error(c, b->id, 500, rq->port, "out of memory");
+	}
+	pc->srv = srv;
+	pc->port = rq->port;
+	pc->timeout_ms = t;
+	pc->deadline = now + t;
+	pc->client_fd = ci ? ci->connect_fd : -1;
+	snprintf(pc->id, sizeof(pc->id), "%s", b->id);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		free(pc->out);
+		free(pc->in);
+		free(pc);
+		return port_error(c, b->id, 500, rq->port, "cannot make a socket pair");
+	}
+	pc->fd = sv[0];
+	pc->relay_fd = sv[1];
+	fcntl(pc->fd, F_SETFL, fcntl(pc->fd, F_GETFL) | O_NONBLOCK);
+	if (sbx_sandbox_open(&pc->h, srv->b, sbx_sandbox_id(b->s)) < 0) {
+		char msg[600];
+
+		snprintf(msg, sizeof(msg), "cannot reach the sandbox: %s",
+			 sbx_error_last()->message);
+		close(sv[1]);
+		pc->refs = 1;
+		pconn_unref(pc);
+		return port_error(c, b->id, 502, rq->port, msg);
+	}
+	pc->refs = 2; /* the handler's (then its response's) and the relay's */
+	pthread_mutex_lock(&srv->mu);
+	srv->workers++;
+	pthread_mutex_unlock(&srv->mu);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	started = pthread_create(&th, &attr, relay_main, pc) == 0;
+	pthread_attr_destroy(&attr);
+	if (!started) {
+		sbx_sandbox_detach(pc->h);
+		close(sv[1]);
+		pthread_mutex_lock(&srv->mu);
+		srv->workers--;
+		pthread_mutex_unlock(&srv->mu);
+		pc->refs = 1;
+		pconn_unref(pc);
+		return port_error(c, b->id, 500, rq->port, "cannot start a thread");
+	}
+	ret = answer(c, pc, strcmp(rq->method, "HEAD") == 0);
+	/* Answered here (an error): the connection ends, and the relay with it. */
+	if (!pc->responding)
+		shutdown(pc->fd, SHUT_RDWR);
+	pconn_unref(pc); /* the handler's; the response holds its own */
+	return ret;
+}
