@@ -1,8 +1,8 @@
 #!/bin/bash
 # tests/sdk/run-e2b.sh: the official E2B SDK proof (tests/sdk/e2b.mjs, the
 # basic flow, tests/sdk/e2b-parity.mjs, the calls past it,
-# tests/sdk/e2b-ci.mjs, the code interpreter SDK, and tests/sdk/e2b-pty.mjs,
-# terminals) against
+# tests/sdk/e2b-ci.mjs, the code interpreter SDK, tests/sdk/e2b-pty.mjs,
+# terminals, and tests/sdk/e2b-ports.mjs, getHost(port)) against
 # `sandboxio serve --api e2b`. SBX_E2B_SCRIPTS names other scripts of
 # tests/sdk to run instead (one of them, say).
 #
@@ -59,7 +59,7 @@ fi
 echo "== server at $url"
 
 node_rc=0
-for script in ${SBX_E2B_SCRIPTS:-e2b.mjs e2b-parity.mjs e2b-ci.mjs e2b-pty.mjs}; do
+for script in ${SBX_E2B_SCRIPTS:-e2b.mjs e2b-parity.mjs e2b-ci.mjs e2b-pty.mjs e2b-ports.mjs}; do
 	echo "== $script"
 	(cd "$here" && env -u E2B_DEBUG -u E2B_DOMAIN -u E2B_ACCESS_TOKEN \
 		E2B_API_URL="$url" E2B_SANDBOX_URL="$url" E2B_API_KEY="$(cat "$work/key")" \
