@@ -38,10 +38,17 @@ static int is_vchar(unsigned char c)
 
 static int is_hop(const char *name, size_t n)
 {
-	static const char *const hop[] = {"connection",	     "keep-alive", "proxy-connection",
-					  "te",		     "trailer",	   "transfer-encoding",
-					  "upgrade",	     "content-length", "proxy-authenticate",
-					  "proxy-authorization", NULL};
+	static const char *const hop[] = {"connection",
+					  "keep-alive",
+					  "proxy-connection",
+					  "te",
+					  "trailer",
+					  "transfer-encoding",
+					  "upgrade",
+					  "content-length",
+					  "proxy-authenticate",
+					  "proxy-authorization",
+					  NULL};
 
 	for (const char *const *h = hop; *h; h++)
 		if (strlen(*h) == n && strncasecmp(*h, name, n) == 0)
@@ -88,11 +95,17 @@ long sbxs_http_head_parse(const char *buf,
 		/* A bare LF in what came so far is refused now. */
 		for (size_t k = 0; k < len; k++)
 			if (buf[k] == '\n' && (k == 0 || buf[k - 1] != '\r')) {
-				snprintf(err, esize, "a line of the response's head ends without CR");
+				snprintf(err, esize,
+					 "a line of the response's head ends without CR");
 				return -1;
 			}
 		return 0;
 	}
+	for (const char *q = buf; q < end + 2; q++)
+		if (*q == '\n' && (q == buf || q[-1] != '\r')) {
+			snprintf(err, esize, "a line of the response's head ends without CR");
+			return -1;
+		}
 	/* Status line: HTTP/1.x SP 3DIGIT [SP reason] CRLF. */
 	eol = memchr(p, '\r', (size_t)(end - p));
 	if (!eol || eol - p < 12 || memcmp(p, "HTTP/1.", 7) != 0 || (p[7] != '0' && p[7] != '1') ||
@@ -125,6 +138,10 @@ long sbxs_http_head_parse(const char *buf,
 		if (hd->n >= SBXS_HEADERS_MAX) {
 			snprintf(err, esize, "the response has more than %d headers",
 				 SBXS_HEADERS_MAX);
+			return -1;
+		}
+		if (*p == ' ' || *p == '\t') {
+			snprintf(err, esize, "a folded header line is not accepted");
 			return -1;
 		}
 		colon = memchr(p, ':', (size_t)(eol - p));
@@ -235,7 +252,8 @@ long sbxs_chunks_feed(struct sbxs_chunks *d,
 		case CH_SIZE:
 			if (hexval(c) >= 0) {
 				if (++d->digits > 15) {
-					snprintf(err, esize, "a chunk size has more than 15 digits");
+					snprintf(err, esize,
+						 "a chunk size has more than 15 digits");
 					return -1;
 				}
 				d->left = d->left * 16 + (uint64_t)hexval(c);
