@@ -4,7 +4,7 @@
  * from accept to close, so that one that authenticates too late is shut
  * down) and the life of each request, from its headers to its completion:
  * the body is read whole into memory within the bound its route set (see
- * server/server.c); a larger one gets its route's refusal while the rest
+ * server/server.c), or handed on as it comes when the route streams it; a larger one gets its route's refusal while the rest
  * of it is read and dropped, up to a bound. It knows no route: the routes
  * it calls are the sbxs_handlers that server/server.c gives it at start.
  * It also holds what both APIs answer with: JSON responses, E2B's, envd's
@@ -392,6 +392,11 @@ static enum MHD_Result on_request(void *cls,
 			rq->too_big = 1;
 			rq->discarded += n;
 			return rq->discarded > DISCARD_MAX ? MHD_NO : MHD_YES;
+		}
+		if (rq->stream) {
+			/* A streamed body goes on as it comes (server/port.c). */
+			rq->len += n;
+			return srv->handlers->body(srv, c, rq, upload_data, n);
 		}
 		if (rq->len + n > rq->cap) {
 			size_t cap = rq->cap ? rq->cap : 4096;

@@ -22,8 +22,11 @@
  *
  * The request: its method, its target as the client sent it (not
  * unescaped), its headers but the hop-by-hop ones, E2B's and the envd
- * token, and its body, read whole within FILE_BODY_MAX (a chunked one
- * de-chunked by libmicrohttpd) and sent with its Content-Length. The
+ * token, sent at its headers (the relay starts then), and its body as it
+ * comes (http.c hands it on, rq->stream), within FILE_BODY_MAX: framed by
+ * the client's Content-Length, or in chunks again when the client's came
+ * in chunks (libmicrohttpd de-chunks them). While it is sent, what the
+ * sandbox's server answers is read, so neither waits on the other. The
  * response: its head read strictly (server/port-http.c), its status and
  * headers but the hop-by-hop ones passed on, its body streamed as it comes
  * (by its length, its chunks, or the connection's end; chunked to the
@@ -55,18 +58,18 @@
  * and the relay's thread. */
 struct pconn {
 	struct sbxs_server *srv;
-	int refs;	 /* under srv->mu */
-	int fd;		 /* our end of the socketpair, non-blocking */
-	int relay_fd;	 /* the relay's end, the thread's */
-	int client_fd;	 /* the client's socket, to notice it going away */
-	sbx_sandbox *h;	 /* the thread's handle */
+	int refs;	/* under srv->mu */
+	int fd;		/* our end of the socketpair, non-blocking */
+	int relay_fd;	/* the relay's end, the thread's */
+	int client_fd;	/* the client's socket, to notice it going away */
+	sbx_sandbox *h; /* the thread's handle */
 	unsigned port;
 	uint64_t timeout_ms, deadline;
 	int relay_done, rc;
 	char msg[512];
-	char *out; /* the request, then its body */
-	size_t out_len, out_off;
-	char *in; /* read and not yet handed on */
+	int chunked_up; /* the body goes on in chunks (the client's came so) */
+	int out_dead;	/* the relay ended: the rest of the request is dropped */
+	char *in;	/* read and not yet handed on */
 	size_t in_len;
 	int eof;
 	int responding; /* a response streams the body */
@@ -78,11 +81,11 @@ struct pconn {
 
 /* ===== E2B's proxy errors ===== */
 
-static enum MHD_Result
-port_error(struct MHD_Connection *c, const char *id, unsigned status, unsigned port, const char *msg)
+static enum MHD_Result port_error(
+	struct MHD_Connection *c, const char *id, unsigned status, unsigned port, const char *msg)
 {
-	json_t *j = json_pack("{s:s, s:o, s:i}", "sandboxId", id, "message", sbxs_jtext(msg), "code",
-			      (int)status);
+	json_t *j = json_pack("{s:s, s:o, s:i}", "sandboxId", id, "message", sbxs_jtext(msg),
+			      "code", (int)status);
 
 	if (j && port)
 		json_object_set_new(j, "port", json_integer(port));
@@ -116,50 +119,6 @@ static int ct_equal(const char *a, const char *b)
 	return d == 0;
 }
 
-enum MHD_Result sbxs_port_headers(struct sbxs_server *srv,
-				  struct MHD_Connection *c,
-				  struct sbxs_req *rq,
-				  unsigned port)
-{
-	struct sbxs_box *b = rq->box;
-	const char *tok = sbxs_header(c, "E2B-Traffic-Access-Token"),
-		   *cl = sbxs_header(c, "Content-Length");
-	char msg[160];
-
-	rq->route = SBXS_ROUTE_PORT;
-	rq->port = port;
-	rq->answered = 1;
-	if (port == 0)
-		return port_error(c, b->id, 400, 0,
-				  "the port must be 1 to 65535, in plain digits");
-	if (!b->public_traffic) {
-		if (!tok)
-			return port_error(c, b->id, 401, port,
-					  "a traffic access token is required to reach the "
-					  "sandbox's ports: send it in the "
-					  "E2B-Traffic-Access-Token header");
-		if (!ct_equal(tok, b->traffic))
-			return port_error(c, b->id, 403, port, "the traffic access token is wrong");
-	}
-	sbxs_http_authenticated(srv, c);
-	if (sbxs_header(c, "Upgrade")) {
-		snprintf(msg, sizeof(msg),
-			 "protocol upgrades (WebSocket) to port %u are not proxied by this "
-			 "server; plain HTTP/1.1 requests are",
-			 port);
-		return port_error(c, b->id, 501, port, msg);
-	}
-	if (!rq->uri || rq->uri[0] != '/')
-		return port_error(c, b->id, 400, port,
-				  "the request target must be a path (origin form) of at most "
-				  "8192 bytes");
-	rq->limit = FILE_BODY_MAX;
-	if (cl && strtoull(cl, NULL, 10) > rq->limit)
-		return sbxs_port_too_big(c, rq);
-	rq->answered = 0;
-	return MHD_YES;
-}
-
 enum MHD_Result sbxs_port_too_big(struct MHD_Connection *c, struct sbxs_req *rq)
 {
 	char msg[96];
@@ -182,9 +141,6 @@ static void pconn_unref(struct pconn *pc)
 		return;
 	if (pc->fd >= 0)
 		close(pc->fd);
-	if (pc->out)
-		explicit_bzero(pc->out, pc->out_len);
-	free(pc->out);
 	free(pc->in);
 	free(pc);
 }
@@ -231,12 +187,9 @@ static void acc_add(struct head_acc *a, const char *s, size_t n)
 
 static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char *k, const char *v)
 {
-	static const char *const drop[] = {"e2b-traffic-access-token",
-					   "e2b-sandbox-id",
-					   "e2b-sandbox-port",
-					   "x-access-token",
-					   "expect",
-					   NULL};
+	static const char *const drop[] = {
+		"e2b-traffic-access-token", "e2b-sandbox-id", "e2b-sandbox-port",
+		"x-access-token",	    "expect",	      NULL};
 	struct head_acc *a = cls;
 
 	(void)kind;
@@ -252,13 +205,17 @@ static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind, const char
 	return MHD_YES;
 }
 
-/* The request to the sandbox's server into pc->out. -1: too large. */
-static int build_request(struct pconn *pc, struct MHD_Connection *c, struct sbxs_req *rq)
+/* The head of the request to the sandbox's server: its method, target,
+ * headers but the hop-by-hop ones and E2B's, and the body's framing (the
+ * client's length, or chunks when the client's came in chunks). *out
+ * malloc'ed; -1: too large or out of memory. */
+static int
+build_head(struct pconn *pc, struct MHD_Connection *c, struct sbxs_req *rq, char **out, size_t *len)
 {
-	struct head_acc a = {.cap = REQ_HEAD_MAX + rq->len};
-	char cl[48];
-	int with_len = rq->len > 0 || strcmp(rq->method, "POST") == 0 ||
-		       strcmp(rq->method, "PUT") == 0 || strcmp(rq->method, "PATCH") == 0;
+	struct head_acc a = {.cap = REQ_HEAD_MAX};
+	const char *cl = sbxs_header(c, "Content-Length"),
+		   *te = sbxs_header(c, "Transfer-Encoding");
+	char line[48];
 
 	a.buf = malloc(a.cap);
 	if (!a.buf)
@@ -268,59 +225,86 @@ static int build_request(struct pconn *pc, struct MHD_Connection *c, struct sbxs
 	acc_add(&a, rq->uri, strlen(rq->uri));
 	acc_add(&a, " HTTP/1.1\r\n", 11);
 	MHD_get_connection_values(c, MHD_HEADER_KIND, add_header, &a);
-	if (with_len) {
-		snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n", rq->len);
-		acc_add(&a, cl, strlen(cl));
+	if (te) { /* "chunked": server/server.c refuses any other */
+		pc->chunked_up = 1;
+		acc_add(&a, "Transfer-Encoding: chunked\r\n", 28);
+	} else if (cl || strcmp(rq->method, "POST") == 0 || strcmp(rq->method, "PUT") == 0 ||
+		   strcmp(rq->method, "PATCH") == 0) {
+		/* libmicrohttpd has checked the length; it is written anew. */
+		snprintf(line, sizeof(line), "Content-Length: %llu\r\n",
+			 cl ? strtoull(cl, NULL, 10) : 0ull);
+		acc_add(&a, line, strlen(line));
 	}
 	acc_add(&a, "Connection: close\r\n\r\n", 21);
-	if (rq->len)
-		acc_add(&a, rq->body, rq->len);
 	if (a.bad) {
 		free(a.buf);
 		return -1;
 	}
-	pc->out = a.buf;
-	pc->out_len = a.len;
+	*out = a.buf;
+	*len = a.len;
 	return 0;
 }
 
+/* Reads what came into pc->in (room permitting); its end or an error
+ * sets pc->eof. */
+static void take_in(struct pconn *pc)
+{
+	ssize_t n = recv(pc->fd, pc->in + pc->in_len, IN_CAP - pc->in_len, 0);
+
+	if (n > 0)
+		pc->in_len += (size_t)n;
+	else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		pc->eof = 1;
+}
+
 /*
- * One round of the connection: sends what it can of the request, reads
- * what came into pc->in (room permitting), waiting at most a second.
- * Returns 0, or -1 when the deadline passed or the client went away.
+ * Sends p[0..n) to the sandbox's server, reading what it answers
+ * meanwhile (so that neither side waits on the other), one poll of at
+ * most a second at a time. A relay that ended drops the rest (what it
+ * said stands). Returns 0, or -1 when the deadline passed or the client
+ * went away.
  */
+static int send_all(struct pconn *pc, const char *p, size_t n)
+{
+	size_t off = 0;
+
+	while (off < n && !pc->out_dead) {
+		struct pollfd f = {.fd = pc->fd, .events = POLLOUT};
+		int room = pc->in_len < IN_CAP && !pc->eof;
+
+		if (sbx__mono_ms() >= pc->deadline || sbxs_client_gone(pc->client_fd) == 2)
+			return -1;
+		if (room)
+			f.events |= POLLIN;
+		if (poll(&f, 1, 1000) <= 0)
+			continue;
+		if (room && (f.revents & (POLLIN | POLLHUP | POLLERR)))
+			take_in(pc);
+		if (f.revents & (POLLOUT | POLLERR | POLLHUP)) {
+			ssize_t k = send(pc->fd, p + off, n - off, MSG_NOSIGNAL);
+
+			if (k > 0)
+				off += (size_t)k;
+			else if (k < 0 && errno != EAGAIN && errno != EINTR)
+				pc->out_dead = 1;
+		}
+	}
+	return 0;
+}
+
+/* Waits at most a second for what the sandbox's server says, into
+ * pc->in. Returns 0, or -1 when the deadline passed or the client went
+ * away. */
 static int pump(struct pconn *pc)
 {
-	struct pollfd p = {.fd = pc->fd};
-	int room = pc->in_len < IN_CAP && !pc->eof;
+	struct pollfd p = {.fd = pc->fd, .events = POLLIN};
 
 	if (sbx__mono_ms() >= pc->deadline || sbxs_client_gone(pc->client_fd) == 2)
 		return -1;
-	if (pc->out_off < pc->out_len)
-		p.events |= POLLOUT;
-	if (room)
-		p.events |= POLLIN;
-	if (!p.events)
+	if (pc->in_len >= IN_CAP || pc->eof)
 		return 0;
-	if (poll(&p, 1, 1000) <= 0)
-		return 0;
-	if (pc->out_off < pc->out_len && (p.revents & (POLLOUT | POLLERR | POLLHUP))) {
-		ssize_t n = send(pc->fd, pc->out + pc->out_off, pc->out_len - pc->out_off,
-				 MSG_NOSIGNAL);
-
-		if (n > 0)
-			pc->out_off += (size_t)n;
-		else if (n < 0 && errno != EAGAIN && errno != EINTR)
-			pc->out_off = pc->out_len; /* the relay ended: what it said stands */
-	}
-	if (room && (p.revents & (POLLIN | POLLERR | POLLHUP))) {
-		ssize_t n = recv(pc->fd, pc->in + pc->in_len, IN_CAP - pc->in_len, 0);
-
-		if (n > 0)
-			pc->in_len += (size_t)n;
-		else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-			pc->eof = 1;
-	}
+	if (poll(&p, 1, 1000) > 0)
+		take_in(pc);
 	return 0;
 }
 
@@ -365,8 +349,9 @@ static ssize_t body_read(void *cls, uint64_t pos, char *buf, size_t max)
 			continue;
 		}
 		if (pc->eof)
-			return pc->hd.framing == SBXS_BODY_CLOSE ? MHD_CONTENT_READER_END_OF_STREAM
-								 : MHD_CONTENT_READER_END_WITH_ERROR;
+			return pc->hd.framing == SBXS_BODY_CLOSE
+				       ? MHD_CONTENT_READER_END_OF_STREAM
+				       : MHD_CONTENT_READER_END_WITH_ERROR;
 		if (pump(pc) < 0)
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 	}
@@ -391,7 +376,8 @@ static enum MHD_Result answer(struct MHD_Connection *c, struct pconn *pc, int he
 	long used;
 
 	for (;;) {
-		used = sbxs_http_head_parse(pc->in, pc->in_len, head_req, &pc->hd, err, sizeof(err));
+		used = sbxs_http_head_parse(pc->in, pc->in_len, head_req, &pc->hd, err,
+					    sizeof(err));
 		if (used < 0) {
 			snprintf(msg, sizeof(msg),
 				 "the server on port %u answered with a malformed response: %s",
@@ -468,8 +454,10 @@ static enum MHD_Result answer(struct MHD_Connection *c, struct pconn *pc, int he
 	}
 }
 
-enum MHD_Result
-sbxs_port_request(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq)
+/* The connection into the sandbox, made at the request's headers: the
+ * relay's thread started and the head sent; the body follows as it comes.
+ * An error is answered (rq->answered). */
+static enum MHD_Result start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq)
 {
 	struct sbxs_box *b = rq->box;
 	const union MHD_ConnectionInfo *ci =
@@ -478,11 +466,10 @@ sbxs_port_request(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs
 	pthread_attr_t attr;
 	pthread_t th;
 	uint64_t now = sbx__mono_ms(), t;
+	char *head = NULL;
+	size_t head_len = 0;
 	int sv[2], started;
-	enum MHD_Result ret;
 
-	if (rq->too_big)
-		return sbxs_port_too_big(c, rq);
 	pthread_mutex_lock(&srv->mu);
 	t = b->run_timeout_ms;
 	if (b->end_mono <= now || b->retired)
@@ -495,11 +482,12 @@ sbxs_port_request(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs
 				       json_pack("{s:s, s:s, s:i}", "sandboxId", b->id, "message",
 						 "The sandbox was not found", "code", 502));
 	pc = calloc(1, sizeof(*pc));
-	if (!pc || !(pc->in = malloc(IN_CAP)) || build_request(pc, c, rq) < 0) {
+	if (!pc || !(pc->in = malloc(IN_CAP)) || build_head(pc, c, rq, &head, &head_len) < 0) {
 		if (pc)
 			free(pc->in);
 		free(pc);
-		return port_error(c, b->id, 500, rq->port, "out of memory");
+		return port_error(c, b->id, 500, rq->port,
+				  "out of memory, or the request's headers pass 256 KiB");
 	}
 	pc->srv = srv;
 	pc->port = rq->port;
@@ -508,25 +496,26 @@ sbxs_port_request(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs
 	pc->client_fd = ci ? ci->connect_fd : -1;
 	snprintf(pc->id, sizeof(pc->id), "%s", b->id);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		free(pc->out);
+		free(head);
 		free(pc->in);
 		free(pc);
 		return port_error(c, b->id, 500, rq->port, "cannot make a socket pair");
 	}
 	pc->fd = sv[0];
 	pc->relay_fd = sv[1];
+	pc->refs = 1;
 	fcntl(pc->fd, F_SETFL, fcntl(pc->fd, F_GETFL) | O_NONBLOCK);
 	if (sbx_sandbox_open(&pc->h, srv->b, sbx_sandbox_id(b->s)) < 0) {
 		char msg[600];
 
 		snprintf(msg, sizeof(msg), "cannot reach the sandbox: %s",
 			 sbx_error_last()->message);
+		free(head);
 		close(sv[1]);
-		pc->refs = 1;
 		pconn_unref(pc);
 		return port_error(c, b->id, 502, rq->port, msg);
 	}
-	pc->refs = 2; /* the handler's (then its response's) and the relay's */
+	pc->refs = 2; /* the request's (then its response's) and the relay's */
 	pthread_mutex_lock(&srv->mu);
 	srv->workers++;
 	pthread_mutex_unlock(&srv->mu);
@@ -542,12 +531,104 @@ sbxs_port_request(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs
 		pthread_mutex_unlock(&srv->mu);
 		pc->refs = 1;
 		pconn_unref(pc);
+		free(head);
 		return port_error(c, b->id, 500, rq->port, "cannot start a thread");
 	}
-	ret = answer(c, pc, strcmp(rq->method, "HEAD") == 0);
-	/* Answered here (an error): the connection ends, and the relay with it. */
+	rq->conn = pc;
+	/* The head fits the socket's buffer: the relay reads it once it runs. */
+	if (send_all(pc, head, head_len) < 0) {
+		free(head);
+		return MHD_NO;
+	}
+	free(head);
+	rq->stream = 1;
+	rq->answered = 0;
+	return MHD_YES;
+}
+
+enum MHD_Result sbxs_port_body(struct sbxs_server *srv,
+			       struct MHD_Connection *c,
+			       struct sbxs_req *rq,
+			       const char *data,
+			       size_t len)
+{
+	struct pconn *pc = rq->conn;
+	char size[24];
+
+	(void)srv;
+	(void)c;
+	if (!pc->chunked_up)
+		return send_all(pc, data, len) < 0 ? MHD_NO : MHD_YES;
+	snprintf(size, sizeof(size), "%zx\r\n", len);
+	if (send_all(pc, size, strlen(size)) < 0 || send_all(pc, data, len) < 0 ||
+	    send_all(pc, "\r\n", 2) < 0)
+		return MHD_NO;
+	return MHD_YES;
+}
+
+enum MHD_Result
+sbxs_port_request(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq)
+{
+	struct pconn *pc = rq->conn;
+
+	(void)srv;
+	if (rq->too_big)
+		return sbxs_port_too_big(c, rq);
+	if (pc->chunked_up && send_all(pc, "0\r\n\r\n", 5) < 0)
+		return MHD_NO;
+	return answer(c, pc, strcmp(rq->method, "HEAD") == 0);
+}
+
+void sbxs_port_done(struct sbxs_req *rq)
+{
+	struct pconn *pc = rq->conn;
+
+	/* Not answered by a response of its own: the connection ends here,
+	 * and the relay with it. */
 	if (!pc->responding)
 		shutdown(pc->fd, SHUT_RDWR);
-	pconn_unref(pc); /* the handler's; the response holds its own */
-	return ret;
+	rq->conn = NULL;
+	pconn_unref(pc);
+}
+
+enum MHD_Result sbxs_port_headers(struct sbxs_server *srv,
+				  struct MHD_Connection *c,
+				  struct sbxs_req *rq,
+				  unsigned port)
+{
+	struct sbxs_box *b = rq->box;
+	const char *tok = sbxs_header(c, "E2B-Traffic-Access-Token"),
+		   *cl = sbxs_header(c, "Content-Length");
+	char msg[160];
+
+	rq->route = SBXS_ROUTE_PORT;
+	rq->port = port;
+	rq->answered = 1;
+	if (port == 0)
+		return port_error(c, b->id, 400, 0, "the port must be 1 to 65535, in plain digits");
+	if (!b->public_traffic) {
+		if (!tok)
+			return port_error(c, b->id, 401, port,
+					  "a traffic access token is required to reach the "
+					  "sandbox's ports: send it in the "
+					  "E2B-Traffic-Access-Token header");
+		if (!ct_equal(tok, b->traffic))
+			return port_error(c, b->id, 403, port, "the traffic access token is wrong");
+	}
+	sbxs_http_authenticated(srv, c);
+	if (sbxs_header(c, "Upgrade")) {
+		snprintf(msg, sizeof(msg),
+			 "protocol upgrades (WebSocket) to port %u are not proxied by this "
+			 "server; plain HTTP/1.1 requests are",
+			 port);
+		return port_error(c, b->id, 501, port, msg);
+	}
+	if (!rq->uri || rq->uri[0] != '/')
+		return port_error(c, b->id, 400, port,
+				  "the request target must be a path (origin form) of at most "
+				  "8192 bytes");
+	rq->limit = FILE_BODY_MAX;
+	if (cl && strtoull(cl, NULL, 10) > rq->limit)
+		return sbxs_port_too_big(c, rq);
+	return start(srv, c, rq);
 }

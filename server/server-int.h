@@ -204,7 +204,9 @@ struct sbxs_req {
 	size_t len, cap, limit, discarded;
 	int too_big, answered;
 	char *uri;     /* the request target as sent (http.c; NULL: none kept) */
+	int stream;    /* the body goes to handlers->body as it comes */
 	unsigned port; /* a sandbox port's route (server/port.c) */
+	void *conn;    /* its connection into the sandbox (server/port.c) */
 };
 
 /* A NewSandbox as parsed (its values point into the request's JSON). */
@@ -257,6 +259,13 @@ struct sbxs_handlers {
 				   struct MHD_Connection *c,
 				   struct sbxs_req *rq,
 				   const char *url);
+	/* A piece of the body of a request whose route set rq->stream
+	 * (within its bound): handed on, not kept. */
+	enum MHD_Result (*body)(struct sbxs_server *srv,
+				struct MHD_Connection *c,
+				struct sbxs_req *rq,
+				const char *data,
+				size_t len);
 	/* Its body is in (rq->too_big: it passed its bound): the reply. */
 	enum MHD_Result (*request)(struct sbxs_server *srv,
 				   struct MHD_Connection *c,
@@ -387,9 +396,17 @@ enum MHD_Result sbxs_port_headers(struct sbxs_server *srv,
 				  struct MHD_Connection *c,
 				  struct sbxs_req *rq,
 				  unsigned port);
-/* The whole request: proxied. */
+/* A piece of its body, sent on as it comes. */
+enum MHD_Result sbxs_port_body(struct sbxs_server *srv,
+			       struct MHD_Connection *c,
+			       struct sbxs_req *rq,
+			       const char *data,
+			       size_t len);
+/* The whole request is in: the response. */
 enum MHD_Result
 sbxs_port_request(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *rq);
+/* The request is done with: its connection goes. */
+void sbxs_port_done(struct sbxs_req *rq);
 /* The 413 of a body past its bound. */
 enum MHD_Result sbxs_port_too_big(struct MHD_Connection *c, struct sbxs_req *rq);
 

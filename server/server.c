@@ -258,11 +258,13 @@ static enum MHD_Result on_request(struct sbxs_server *srv,
 /* A request is done with: an envd request's reference to its box goes. */
 static void on_done(struct sbxs_req *rq)
 {
+	if (rq->conn)
+		sbxs_port_done(rq);
 	if (rq->box)
 		sbxs_box_unref(rq->box);
 }
 
-static const struct sbxs_handlers routes = {on_headers, on_request, on_done};
+static const struct sbxs_handlers routes = {on_headers, sbxs_port_body, on_request, on_done};
 
 /* ===== The server's life ===== */
 

@@ -55,7 +55,8 @@ if (server.hostname !== '127.0.0.1' && server.hostname !== 'localhost' && server
 }
 
 // One request to url (http://<getHost(port)>/path) sent to the server's
-// address; body: a Buffer, or an array of Buffers sent chunked.
+// address; body: a Buffer (sent with its length), or an array of Buffers
+// (sent in chunks).
 function request(url, { method = 'GET', headers = {}, body } = {}) {
 	const u = new URL(url)
 	return new Promise((resolve, reject) => {
@@ -64,7 +65,7 @@ function request(url, { method = 'GET', headers = {}, body } = {}) {
 			port: server.port,
 			method,
 			path: u.pathname + u.search,
-			headers: { Host: u.host, ...headers },
+			headers: { Host: u.host, ...(Buffer.isBuffer(body) ? { 'Content-Length': body.length } : {}), ...headers },
 		}, (res) => {
 			const parts = []
 			res.on('data', (d) => parts.push(d))
@@ -125,8 +126,20 @@ import http.server, sys
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
     def do_POST(self):
-        body = self.rfile.read(int(self.headers['Content-Length']))
+        if self.headers.get('Transfer-Encoding') == 'chunked':
+            body = b''
+            while True:
+                n = int(self.rfile.readline().split(b';')[0], 16)
+                if n == 0:
+                    while self.rfile.readline() not in (b'\\r\\n', b''):
+                        pass
+                    break
+                body += self.rfile.read(n)
+                self.rfile.readline()
+        else:
+            body = self.rfile.read(int(self.headers['Content-Length']))
         self.send_response(200)
+        self.send_header('X-Seen-Framing', 'chunked' if self.headers.get('Transfer-Encoding') else 'length')
         self.send_header('Transfer-Encoding', 'chunked')
         self.send_header('X-Seen-Length', str(len(body)))
         self.send_header('X-Seen-Token', self.headers.get('e2b-traffic-access-token', 'none'))
@@ -153,6 +166,7 @@ const h = await sbx.commands.run(
 	'python3 /tmp/chunky.py & exec python3 -u -m http.server 8000 --bind 127.0.0.1 -d /tmp/www',
 	{
 		background: true,
+		onStderr: (d) => { seen += d },
 		onStdout: (d) => {
 			seen += d
 			if (seen.includes('Serving HTTP') && seen.includes('chunky ready')) ready('listening')
@@ -215,9 +229,13 @@ await step('chunked both ways', async () => {
 	const parts = [Buffer.alloc(70_000, 'a'), Buffer.alloc(5_000, 'b'), Buffer.from('end')]
 	const all = Buffer.concat(parts)
 	const r = await request(`http://${sbx.getHost(8001)}/echo`, { method: 'POST', headers: token, body: parts })
-	check('a chunked request reaches the server whole, without the token',
-		r.headers['x-seen-length'] === String(all.length) && r.headers['x-seen-token'] === 'none',
-		JSON.stringify(r.headers))
+	check('a chunked request reaches the server whole, in chunks, without the token',
+		r.headers['x-seen-length'] === String(all.length) && r.headers['x-seen-token'] === 'none' &&
+		r.headers['x-seen-framing'] === 'chunked', JSON.stringify(r.headers))
+	const sized = await request(`http://${sbx.getHost(8001)}/echo`, { method: 'POST', headers: token, body: all })
+	check('a request with a length reaches the server whole, with its length',
+		sized.status === 200 && sized.headers['x-seen-framing'] === 'length' && sized.body.equals(all),
+		`${sized.status} ${JSON.stringify(sized.headers)}`)
 	check('a chunked answer comes back whole', r.status === 200 && r.body.equals(all),
 		`${r.status} ${r.body.length}`)
 })
