@@ -166,6 +166,7 @@ const h = await sbx.commands.run(
 	'python3 /tmp/chunky.py & exec python3 -u -m http.server 8000 --bind 127.0.0.1 -d /tmp/www',
 	{
 		background: true,
+		timeoutMs: 0, // the SDK's default of 60 s would end the servers mid-proof
 		onStderr: (d) => { seen += d },
 		onStdout: (d) => {
 			seen += d
