@@ -66,6 +66,48 @@ static int name_is(const struct sbxs_http_field *f, const char *name)
 	return f->name_len == strlen(name) && strncasecmp(f->name, name, f->name_len) == 0;
 }
 
+/* A Content-Length or Transfer-Encoding field, as the body's framing
+ * reads it; any other field is let be. 0, or -1 with err. */
+static int framing_field(struct sbxs_http_head *hd,
+			 const struct sbxs_http_field *f,
+			 int *has_len,
+			 int *chunked,
+			 char *err,
+			 size_t esize)
+{
+	const char *v = f->value;
+
+	if (name_is(f, "content-length")) {
+		uint64_t n = 0;
+
+		if (f->value_len == 0 || f->value_len > 15) {
+			snprintf(err, esize, "Content-Length is not a length");
+			return -1;
+		}
+		for (size_t k = 0; k < f->value_len; k++) {
+			if (v[k] < '0' || v[k] > '9') {
+				snprintf(err, esize, "Content-Length is not a length");
+				return -1;
+			}
+			n = n * 10 + (uint64_t)(v[k] - '0');
+		}
+		if (*has_len && n != hd->length) {
+			snprintf(err, esize, "two Content-Length headers disagree");
+			return -1;
+		}
+		*has_len = 1;
+		hd->length = n;
+	} else if (name_is(f, "transfer-encoding")) {
+		if (f->value_len != 7 || strncasecmp(v, "chunked", 7) != 0 || *chunked) {
+			snprintf(err, esize,
+				 "Transfer-Encoding other than one \"chunked\" is not proxied");
+			return -1;
+		}
+		*chunked = 1;
+	}
+	return 0;
+}
+
 long sbxs_http_head_parse(const char *buf,
 			  size_t len,
 			  int head_request,
@@ -172,35 +214,8 @@ long sbxs_http_head_parse(const char *buf,
 		f->name_len = (size_t)(colon - p);
 		f->value = v;
 		f->value_len = (size_t)(ve - v);
-		if (name_is(f, "content-length")) {
-			uint64_t n = 0;
-
-			if (f->value_len == 0 || f->value_len > 15) {
-				snprintf(err, esize, "Content-Length is not a length");
-				return -1;
-			}
-			for (size_t k = 0; k < f->value_len; k++) {
-				if (v[k] < '0' || v[k] > '9') {
-					snprintf(err, esize, "Content-Length is not a length");
-					return -1;
-				}
-				n = n * 10 + (uint64_t)(v[k] - '0');
-			}
-			if (has_len && n != hd->length) {
-				snprintf(err, esize, "two Content-Length headers disagree");
-				return -1;
-			}
-			has_len = 1;
-			hd->length = n;
-		} else if (name_is(f, "transfer-encoding")) {
-			if (f->value_len != 7 || strncasecmp(v, "chunked", 7) != 0 || chunked) {
-				snprintf(err, esize,
-					 "Transfer-Encoding other than one \"chunked\" is not "
-					 "proxied");
-				return -1;
-			}
-			chunked = 1;
-		}
+		if (framing_field(hd, f, &has_len, &chunked, err, esize) < 0)
+			return -1;
 		p = eol + 2;
 	}
 	if (chunked && has_len) {
