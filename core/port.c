@@ -116,7 +116,12 @@ int sbx_sandbox_connect_port(sbx_sandbox *s, unsigned int port, int fd, uint64_t
 	rc = sbx__sandbox_run_kind(&r, s, argv, &o, SBX_TIMEOUT_RUN, "connect", NULL);
 	if (rc < 0)
 		return rc;
-	if (r->status == SBX_RUN_EXITED && r->exit_code == 0)
+	if (r->stdout_truncated)
+		rc = sbx__error_set(SBX_ETOOBIG, SBX_ERRCLASS_CORE,
+				    "connect_port: what the server on port %u said passed the "
+				    "sandbox's output cap of %llu bytes; the rest was dropped",
+				    port, (unsigned long long)r->stdout_len);
+	else if (r->status == SBX_RUN_EXITED && r->exit_code == 0)
 		rc = 0;
 	else if (r->status == SBX_RUN_EXITED && r->exit_code == RELAY_EXIT_REFUSED &&
 		 r->stdout_total == 0)

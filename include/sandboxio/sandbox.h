@@ -514,14 +514,15 @@ SBX_EXTERN int sbx_sandbox_run_code(sbx_result **out,
  *   caller reads). ^The end of the caller's input (shutdown or close of
  *   its end) ends the connection at once; there is no half-close. ^The
  *   server's close ends it once what the server said is written out.
- *   ^Bytes past the sandbox's output cap are dropped; a write to fd that
- *   fails drops the rest.
+ *   ^Bytes past the sandbox's output cap are dropped (and the call says
+ *   SBX_ETOOBIG); a write to fd that fails drops the rest.
  * @param timeout_ms the connection's deadline; 0: the policy's run timeout;
  *   ^above it is SBX_EINVALID.
  * Returns: 0 (the connection was made and has ended), SBX_EINVALID (port
  * outside 1..65535, fd negative, a deadline above the policy's),
- * SBX_ENOTFOUND (nothing listens on the port), SBX_ETIMEOUT (the deadline
- * ended it), SBX_EUNSUPPORTED (a backend without streamed stdin),
+ * SBX_ENOTFOUND (nothing listens on the port), SBX_ETOOBIG (the server
+ * said more than the output cap: the rest was dropped), SBX_ETIMEOUT (the
+ * deadline ended it), SBX_EUNSUPPORTED (a backend without streamed stdin),
  * SBX_ERROR (the relay ended otherwise), and sbx_sandbox_run()'s errors.
  */
 SBX_EXTERN int

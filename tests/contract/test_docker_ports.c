@@ -4,8 +4,8 @@
  * "none" answers through it, over a socketpair of the test's; a port where
  * nothing listens is SBX_ENOTFOUND naming the port; ports 0 and 65536 are
  * refused before anything runs; the end of the caller's input ends the
- * connection; and the sandbox's network is still "none" (the Engine says
- * so).
+ * connection; the sandbox's network is still "none" (the Engine says
+ * so); and a server that says more than the output cap gets SBX_ETOOBIG.
  *
  * The server runs on the creating handle (the init's channel) in a thread
  * of its own for the whole group; the connections go through a handle from
@@ -43,6 +43,8 @@ struct fx {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int serving, server_done;
+	const char *const *argv; /* the server's; NULL: the http.server */
+	const char *ready;	 /* its line once it listens; NULL: "Serving HTTP" */
 	char seen[4096];
 	size_t len;
 };
@@ -58,7 +60,7 @@ static int on_server_out(int stream, const char *data, size_t len, void *payload
 		f->len += len;
 		f->seen[f->len] = '\0';
 	}
-	if (strstr(f->seen, "Serving HTTP"))
+	if (strstr(f->seen, f->ready ? f->ready : "Serving HTTP"))
 		f->serving = 1;
 	pthread_cond_broadcast(&f->cv);
 	pthread_mutex_unlock(&f->mu);
@@ -75,7 +77,7 @@ static void *server_main(void *arg)
 
 	o.on_output = on_server_out;
 	o.payload = f;
-	f->server_rc = sbx_sandbox_run(&r, f->s, argv, &o);
+	f->server_rc = sbx_sandbox_run(&r, f->s, f->argv ? f->argv : argv, &o);
 	sbx_result_free(r);
 	pthread_mutex_lock(&f->mu);
 	f->server_done = 1;
@@ -227,6 +229,63 @@ static void test_docker_ports__network_still_none(void **state)
 	json_decref(j);
 }
 
+/* A server that says more than the sandbox's output cap (64 KiB here, in
+ * a sandbox of its own): the call says SBX_ETOOBIG, and the caller gets
+ * exactly what passed the cap. */
+static void test_docker_ports__past_the_output_cap(void **state)
+{
+	static const char *const argv[] = {"python3", "-u", "-c",
+					   "import socket\n"
+					   "l = socket.socket()\n"
+					   "l.bind(('127.0.0.1', 8002))\n"
+					   "l.listen()\n"
+					   "print('one-shot ready')\n"
+					   "c, _ = l.accept()\n"
+					   "c.sendall(b'x' * 100000)\n"
+					   "c.close()\n",
+					   NULL};
+	struct fx *f = calloc(1, sizeof(*f));
+	char *buf = malloc(200000);
+	int sv[2];
+	size_t got;
+
+	(void)state;
+	assert_non_null(f);
+	assert_non_null(buf);
+	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->cv, NULL);
+	f->argv = argv;
+	f->ready = "one-shot ready";
+	f->b = t_backend();
+	f->p = t_policy();
+	assert_int_equal(sbx_policy_set_limit(f->p, SBX_LIMIT_OUTPUT, 65536), 0);
+	if (sbx_sandbox_create(&f->s, f->b, f->p) != 0 ||
+	    sbx_sandbox_open(&f->x, f->b, sbx_sandbox_id(f->s)) != 0)
+		fail_msg("create: %s", sbx_error_last()->message);
+	assert_int_equal(pthread_create(&f->server, NULL, server_main, f), 0);
+	pthread_mutex_lock(&f->mu);
+	while (!f->serving && !f->server_done)
+		pthread_cond_wait(&f->cv, &f->mu);
+	pthread_mutex_unlock(&f->mu);
+	assert_true(f->serving);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(sbx_sandbox_connect_port(f->x, 8002, sv[1], 0), SBX_ETOOBIG);
+	assert_non_null(strstr(sbx_error_last()->message, "output cap of 65536 bytes"));
+	close(sv[1]);
+	got = drain(sv[0], buf, 200000);
+	close(sv[0]);
+	assert_int_equal(got, 65536);
+	pthread_join(f->server, NULL);
+	sbx_sandbox_detach(f->x);
+	sbx_sandbox_close(f->s);
+	sbx_policy_free(f->p);
+	sbx_backend_free(f->b);
+	pthread_cond_destroy(&f->cv);
+	pthread_mutex_destroy(&f->mu);
+	free(f);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -235,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_docker_ports__out_of_range),
 		cmocka_unit_test(test_docker_ports__input_end_ends_it),
 		cmocka_unit_test(test_docker_ports__network_still_none),
+		cmocka_unit_test(test_docker_ports__past_the_output_cap),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
