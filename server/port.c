@@ -348,10 +348,19 @@ static ssize_t body_read(void *cls, uint64_t pos, char *buf, size_t max)
 				return (ssize_t)n;
 			continue;
 		}
-		if (pc->eof)
-			return pc->hd.framing == SBXS_BODY_CLOSE
+		if (pc->eof) {
+			int cut;
+
+			/* Bytes the relay dropped (past the output cap) make a
+			 * body framed by its end a truncated one: the client is
+			 * told by an error, not by a short body. */
+			pthread_mutex_lock(&pc->srv->mu);
+			cut = pc->relay_done && pc->rc < 0;
+			pthread_mutex_unlock(&pc->srv->mu);
+			return pc->hd.framing == SBXS_BODY_CLOSE && !cut
 				       ? MHD_CONTENT_READER_END_OF_STREAM
 				       : MHD_CONTENT_READER_END_WITH_ERROR;
+		}
 		if (pump(pc) < 0)
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 	}
