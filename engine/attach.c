@@ -482,11 +482,18 @@ int sbx__chan_run(struct sbx__docker *d,
 		pthread_mutex_unlock(&c->lock);
 		if (!delivered)
 			return SBX_CHAN_FALLBACK;
-		return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE,
-				      "the run channel to sandbox %.12s was lost during the run; "
-				      "later runs use docker exec%s%.*s",
-				      b->id, c->rx.diag.len ? ": " : "", (int)c->rx.diag.len,
-				      c->rx.diag.data ? c->rx.diag.data : "");
+		{
+			/* The init's stderr, quoted: the sandbox wrote it. */
+			char dq[SBX_ERROR_MSG_MAX];
+			int any = sbx__error_quote(dq, sizeof(dq), c->rx.diag.data,
+						   c->rx.diag.len) > 0;
+
+			return sbx__error_set(
+				SBX_EENGINE, SBX_ERRCLASS_ENGINE,
+				"the run channel to sandbox %.12s was lost during the "
+				"run; later runs use docker exec%s%s",
+				b->id, any ? ": " : "", dq);
+		}
 	case RUN_RX:
 		c->broken = 1;
 		if (rx_rc == SBX_CHAN_RX_CANCEL) {

@@ -48,6 +48,13 @@ struct run_io {
 	int mux_error;
 };
 
+/* The init's stderr for a message, quoted (sbx__error_quote()) into dq, which
+ * is filled before the message is: ": " before it, or "" when it is empty. */
+static const char *diag_quote(const struct run_io *io, char *dq, size_t cap)
+{
+	return sbx__error_quote(dq, cap, io->diag.data, io->diag.len) ? ": " : "";
+}
+
 static int on_frame(int type, const unsigned char *p, size_t len, void *arg)
 {
 	struct run_io *io = arg;
@@ -323,7 +330,7 @@ int sbx__docker_exec(struct sbx__docker *d,
 	const unsigned char *in = req->stdin_data;
 	size_t in_left = req->stdin_len;
 	uint64_t start = sbx__mono_ms(), deadline;
-	char path[256], body_start[64], exec_id[160];
+	char path[256], body_start[64], exec_id[160], dq[SBX_ERROR_MSG_MAX];
 	long status = 0;
 	int rc = 0, eof = 0, host_timeout = 0, have_u0, dead;
 	sbx_cgroup_usage u0, u1;
@@ -466,10 +473,9 @@ int sbx__docker_exec(struct sbx__docker *d,
 		else
 			rc = sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_INIT,
 					    "sandbox %.12s broke the run protocol (%s), so it was "
-					    "killed%s%.*s",
+					    "killed%s%s",
 					    b->id, io.dec.why ? io.dec.why : "?",
-					    io.diag.len ? ": " : "", (int)io.diag.len,
-					    io.diag.data ? io.diag.data : "");
+					    diag_quote(&io, dq, sizeof(dq)), dq);
 		goto out;
 	}
 	if (rc < 0)
@@ -494,9 +500,9 @@ int sbx__docker_exec(struct sbx__docker *d,
 	if (!io.have_exit) {
 		rc = sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_INIT,
 				    "sandbox %.12s: the run ended without an exit report (the "
-				    "init exited %lld)%s%.*s",
-				    b->id, exec_exit_code(d, exec_id), io.diag.len ? ": " : "",
-				    (int)io.diag.len, io.diag.data ? io.diag.data : "");
+				    "init exited %lld)%s%s",
+				    b->id, exec_exit_code(d, exec_id),
+				    diag_quote(&io, dq, sizeof(dq)), dq);
 		goto out;
 	}
 	sbx__chan_fill_status(&io.exit, res);

@@ -10,6 +10,8 @@
 #ifndef SBX_UTIL_ERROR_INT_H
 #define SBX_UTIL_ERROR_INT_H
 
+#include <stddef.h>
+
 #include <sandboxio/errors.h>
 
 #define SBX_ERROR_MSG_MAX 1024
@@ -22,6 +24,16 @@ int sbx__error_os(int code, int e, const char *fmt, ...) __attribute__((format(p
 void sbx__error_http(long status);
 /* Prefixes the current record's message with "what: " and returns its code. */
 int sbx__error_wrap(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Bytes from outside the host (a sandbox's init's stderr) for a message:
+ * the n bytes of src up to its first NUL, the secrets of the current
+ * redaction scope redacted in them first (so a secret outside ASCII is still
+ * found), then every byte outside printable ASCII, and '\\', written as
+ * \xNN, so no control sequence or line of the sandbox's reaches a terminal
+ * or log that shows the message. Written into dst (cap bytes, NUL-ended,
+ * never a cut escape); returns its length.
+ */
+size_t sbx__error_quote(char *dst, size_t cap, const void *src, size_t n);
 /* The current record's code. */
 int sbx__error_code(void);
 void sbx__error_clear(void);

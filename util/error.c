@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <sandboxio/errors.h>
@@ -68,6 +69,47 @@ int sbx__error_os(int code, int e, const char *fmt, ...)
 	snprintf(tl_err.msg + n, sizeof(tl_err.msg) - n, ": %s", strerror_r(e, ebuf, sizeof(ebuf)));
 	finish();
 	return code;
+}
+
+size_t sbx__error_quote(char *dst, size_t cap, const void *src, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t len = src ? strnlen(src, n) : 0, tcap, o = 0;
+	char *t;
+
+	if (cap == 0)
+		return 0;
+	dst[0] = '\0';
+	if (len == 0)
+		return 0;
+	/* Room for every byte to become the marker. */
+	tcap = len * (sizeof(SBX_REDACTED) + 1) + 1;
+	t = malloc(tcap);
+	if (!t) {
+		snprintf(dst, cap, "%s", SBX_REDACTED);
+		return strlen(dst);
+	}
+	memcpy(t, src, len);
+	t[len] = '\0';
+	sbx__redact_inplace(t, tcap);
+	for (const unsigned char *p = (const unsigned char *)t; *p; p++) {
+		if (*p >= 0x20 && *p < 0x7f && *p != '\\') {
+			if (o + 1 >= cap)
+				break;
+			dst[o++] = (char)*p;
+		} else {
+			if (o + 4 >= cap)
+				break;
+			dst[o++] = '\\';
+			dst[o++] = 'x';
+			dst[o++] = hex[*p >> 4];
+			dst[o++] = hex[*p & 15];
+		}
+	}
+	dst[o] = '\0';
+	explicit_bzero(t, tcap);
+	free(t);
+	return o;
 }
 
 void sbx__error_http(long status)

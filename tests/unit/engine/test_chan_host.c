@@ -32,6 +32,7 @@
 #include "init/init.h"
 #include "support/fake_engine.h"
 #include "util/error-int.h"
+#include "util/redact-int.h"
 #include "util/secmem.h"
 
 /* ===== Building streams ===== */
@@ -110,6 +111,7 @@ enum script {
 	S_CREDITS,
 	S_SILENT,
 	S_HANG_UP,
+	S_DIAG_HANG_UP,
 	S_CLOSE_CHANNEL,
 	S_GARBAGE,
 	S_WRONG_ID,
@@ -205,6 +207,13 @@ static void answer(struct init *in)
 	case S_SILENT:
 		return;
 	case S_HANG_UP:
+		shutdown(in->fd, SHUT_RDWR);
+		return;
+	case S_DIAG_HANG_UP:
+		/* The sandbox's words on the init's stderr, then it is gone. */
+		mux(&s, 2, "init says\x1b]0;owned\x07\r\nsandboxio: ok secret-value", 47);
+		send_bytes(in->fd, &s);
+		free(s.b);
 		shutdown(in->fd, SHUT_RDWR);
 		return;
 	case S_CLOSE_CHANNEL:
@@ -476,6 +485,28 @@ static void test_chan_host__lost_mid_run(void **state)
 	assert_int_equal(run(f, &res, NULL, 0, 10000), SBX_CHAN_FALLBACK);
 }
 
+/* Lost with words on the init's stderr: quoted in the message, the secret
+ * redacted, no control byte of the sandbox's left (util/error.c). */
+static void test_chan_host__lost_quotes_the_init(void **state)
+{
+	struct fx *f = *state;
+	const char *m;
+	sbx_result res;
+	int id = sbx__redact_register("secret-value", 12);
+
+	assert_true(id > 0);
+	script(f, S_DIAG_HANG_UP);
+	assert_int_equal(run(f, &res, NULL, 0, 10000), SBX_EENGINE);
+	m = sbx_error_last()->message;
+	assert_non_null(strstr(m, "lost"));
+	for (const unsigned char *p = (const unsigned char *)m; *p; p++)
+		if (*p < 0x20 || *p >= 0x7f)
+			fail_msg("byte 0x%02x in the message: %s", *p, m);
+	assert_non_null(
+		strstr(m, ": init says\\x1b]0;owned\\x07\\x0d\\x0asandboxio: ok " SBX_REDACTED));
+	sbx__redact_unregister(id);
+}
+
 /* The connection is gone before a run: docker exec takes it, nothing was sent. */
 static void test_chan_host__gone_before_run_falls_back(void **state)
 {
@@ -695,6 +726,7 @@ int main(void)
 		T(test_chan_host__stdin_under_credit),
 		T(test_chan_host__silent_init_hits_host_deadline),
 		T(test_chan_host__lost_mid_run),
+		T(test_chan_host__lost_quotes_the_init),
 		T(test_chan_host__gone_before_run_falls_back),
 		T(test_chan_host__init_closes_channel),
 		T(test_chan_host__cancel_kills),
