@@ -11,7 +11,8 @@
 // without a terminal, stdin or CloseStdin to a terminal); the SDK's
 // timeoutMs is the terminal's deadline (its process goes, the sandbox
 // stays); a secret given to the sandbox's runs (a code cell's env_vars)
-// comes back redacted when echoed in a terminal; pty.kill ends it (and, as a
+// comes back redacted when echoed in a terminal, typed in one SendInput or
+// in two; pty.kill ends it (and, as a
 // command's kill on this server, its sandbox). The terminal is a run of the
 // init's channel: the container has no docker exec (asked of the Engine API
 // on its unix socket).
@@ -297,6 +298,18 @@ await step('a secret echoed in a terminal comes back redacted', ['Sandbox.pty.cr
 	const marks = out.split('<redacted>').length - 1
 	check('the secret, typed (echoed by the terminal) and printed, comes back redacted',
 		!t.text.includes(secret) && marks >= 3, JSON.stringify(out.slice(0, 200)))
+	// Typed in two SendInputs: the terminal echoes each piece as it comes.
+	// The first piece follows 120 x's, so its echo is seen to have come out
+	// (the x's before it pass the held-back tail) before the second is
+	// typed; the line stays within the 200 columns (no wrap: see
+	// docs/threat-model.md).
+	const from2 = t.mark()
+	await sbx.pty.sendInput(p.pid, enc.encode(`echo ${'x'.repeat(120)} ${secret.slice(0, 8)}`))
+	await t.wait(from2, (x) => x.includes('x'.repeat(40)), 'the echo of the first piece')
+	await sbx.pty.sendInput(p.pid, enc.encode(`${secret.slice(8)}; ${filler}\n`))
+	const out2 = await t.wait(from2, (x) => x.includes('0'.repeat(400)), 'filler after the split secret')
+	check('the secret typed in two SendInputs: its echo and its output come back redacted',
+		!t.text.includes(secret) && out2.split('<redacted>').length - 1 >= 2, JSON.stringify(out2.slice(0, 200)))
 	await sbx.pty.kill(p.pid).then((k) => {
 		check('pty.kill of a running terminal: true', k === true, k)
 	})
