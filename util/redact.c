@@ -324,7 +324,8 @@ int sbx__redact_any(struct sbx__redact_scope *sc)
 /* ===== Marking ===== */
 
 /*
- * The text with line breaks taken out, for the encoded forms: c holds the
+ * The text with line breaks taken out, for the encoded forms (and, with a
+ * terminal's breaks alone, for the value itself): c holds the
  * bytes, and each segment of it that was contiguous in the text says where
  * it began there, so a match maps back by a search of the segments.
  */
@@ -339,9 +340,18 @@ struct unwrapped {
 	size_t nseg, seg_alloc;
 };
 
-static int is_break(unsigned char c)
+/*
+ * Whether s[j] is part of a break. Encoded forms (tty 0): CR and LF. The
+ * value itself (tty 1): only a space and the CR after it, which bash's line
+ * editor writes where a line typed key by key reaches the terminal's width,
+ * so a terminal's echo of a typed value is cut there (and is drawn whole).
+ */
+static int is_break(const unsigned char *s, size_t n, size_t j, int tty)
 {
-	return c == '\r' || c == '\n';
+	if (tty)
+		return (s[j] == ' ' && j + 1 < n && s[j + 1] == '\r') ||
+		       (s[j] == '\r' && j > 0 && s[j - 1] == ' ');
+	return s[j] == '\r' || s[j] == '\n';
 }
 
 static int add_segment(struct unwrapped *u, size_t c0, size_t s0)
@@ -359,7 +369,7 @@ static int add_segment(struct unwrapped *u, size_t c0, size_t s0)
 	return 0;
 }
 
-static int unwrap(struct unwrapped *u, const unsigned char *s, size_t n)
+static int unwrap(struct unwrapped *u, const unsigned char *s, size_t n, int tty)
 {
 	size_t i = 0;
 
@@ -369,7 +379,7 @@ static int unwrap(struct unwrapped *u, const unsigned char *s, size_t n)
 	while (i < n) {
 		size_t j = i, run = 0;
 
-		while (j < n && !is_break(s[j]))
+		while (j < n && !is_break(s, n, j, tty))
 			j++;
 		if (j > i) {
 			if (add_segment(u, u->n, i) < 0)
@@ -377,7 +387,7 @@ static int unwrap(struct unwrapped *u, const unsigned char *s, size_t n)
 			memcpy(u->c + u->n, s + i, j - i);
 			u->n += j - i;
 		}
-		while (j + run < n && is_break(s[j + run]))
+		while (j + run < n && is_break(s, n, j + run, tty))
 			run++;
 		if (run > SBX_REDACT_BREAK_MAX) {
 			/* A blank line or more: no encoded form runs across it. */
@@ -450,6 +460,7 @@ static void mark_set(struct sbx_redact_set *set,
 		     size_t n,
 		     unsigned char *m,
 		     const struct unwrapped *u,
+		     const struct unwrapped *ut,
 		     struct sbx__redact_longest *l)
 {
 	pthread_mutex_lock(&set->lock);
@@ -469,6 +480,13 @@ static void mark_set(struct sbx_redact_set *set,
 			} else {
 				if (n)
 					mark_plain(s, n, m, v->mem + fm->off, fm->len);
+				/* The value itself across a terminal's " \r" too. The
+				 * stream holds enough back for it: its hex form
+				 * (util/redact-forms.c) is held to 2 x len - 1
+				 * characters, a space counted as one, which covers
+				 * len bytes with a " \r" between any two. */
+				if (f == 0 && ut && n)
+					mark_wrapped(ut, m, v->mem + fm->off, fm->len);
 				if (fm->len > l->plain)
 					l->plain = fm->len;
 			}
@@ -486,30 +504,41 @@ static int mark_with(struct sbx__redact_scope *sc,
 		     struct sbx__redact_longest *longest)
 {
 	struct sbx__redact_longest l = {0};
-	struct unwrapped u = {0};
-	int have_u = 0;
+	struct unwrapped u = {0}, ut = {0};
+	const struct unwrapped *pu = NULL, *put = NULL;
 
 	if (n) {
-		if (unwrap(&u, s, n) < 0) {
+		if (unwrap(&u, s, n, 0) < 0) {
 			unwrapped_free(&u);
 			return -1;
 		}
-		have_u = 1;
+		pu = &u;
+		/* The terminal's view only where it differs. */
+		if (memmem(s, n, " \r", 2)) {
+			if (unwrap(&ut, s, n, 1) < 0) {
+				unwrapped_free(&u);
+				unwrapped_free(&ut);
+				return -1;
+			}
+			put = &ut;
+		}
 	}
-	mark_set(&process, s, n, m, have_u ? &u : NULL, &l);
+	mark_set(&process, s, n, m, pu, put, &l);
 	if (all) {
 		pthread_mutex_lock(&sets_lock);
 		for (struct sbx_redact_set *p = sets; p; p = p->next)
-			mark_set(p, s, n, m, have_u ? &u : NULL, &l);
+			mark_set(p, s, n, m, pu, put, &l);
 		pthread_mutex_unlock(&sets_lock);
 	} else if (sc) {
 		pthread_mutex_lock(&sc->lock);
 		for (size_t i = 0; i < sc->n; i++)
-			mark_set(sc->set[i], s, n, m, have_u ? &u : NULL, &l);
+			mark_set(sc->set[i], s, n, m, pu, put, &l);
 		pthread_mutex_unlock(&sc->lock);
 	}
-	if (have_u)
+	if (pu)
 		unwrapped_free(&u);
+	if (put)
+		unwrapped_free(&ut);
 	if (longest)
 		*longest = l;
 	return 0;

@@ -11,8 +11,8 @@
 // without a terminal, stdin or CloseStdin to a terminal); the SDK's
 // timeoutMs is the terminal's deadline (its process goes, the sandbox
 // stays); a secret given to the sandbox's runs (a code cell's env_vars)
-// comes back redacted when echoed in a terminal, typed in one SendInput or
-// in two; pty.kill ends it (and, as a
+// comes back redacted when echoed in a terminal, typed in one SendInput,
+// in two, or key by key across the terminal's width; pty.kill ends it (and, as a
 // command's kill on this server, its sandbox). The terminal is a run of the
 // init's channel: the container has no docker exec (asked of the Engine API
 // on its unix socket).
@@ -310,6 +310,25 @@ await step('a secret echoed in a terminal comes back redacted', ['Sandbox.pty.cr
 	const out2 = await t.wait(from2, (x) => x.includes('0'.repeat(400)), 'filler after the split secret')
 	check('the secret typed in two SendInputs: its echo and its output come back redacted',
 		!t.text.includes(secret) && out2.split('<redacted>').length - 1 >= 2, JSON.stringify(out2.slice(0, 200)))
+	// Typed key by key (one SendInput a key, as a person types) on a
+	// terminal 10 columns wide: bash's line editor echoes " \r" where the
+	// line reaches the width, inside the secret (19 characters cross at
+	// least one such column), and the terminal draws it whole.
+	// (The proof of the cut itself, whatever the timing: the unit case
+	// test_util_redact_wrapped__value_across_a_terminal_wrap.) A line run
+	// after the resize has bash take the new width before the typing.
+	await sbx.pty.resize(p.pid, { cols: 10, rows: 24 })
+	const from3a = t.mark()
+	await sbx.pty.sendInput(p.pid, enc.encode(`${filler}\n`))
+	await t.wait(from3a, (x) => x.includes('0'.repeat(400)), 'filler after the resize')
+	const from3 = t.mark()
+	for (const k of `echo ${secret}`)
+		await sbx.pty.sendInput(p.pid, enc.encode(k))
+	await sbx.pty.sendInput(p.pid, enc.encode(`; ${filler}\n`))
+	const out3 = await t.wait(from3, (x) => x.includes('0'.repeat(400)), 'filler after the secret typed key by key')
+	check('the secret typed key by key across the terminal\'s width: its echo and output come back redacted',
+		!t.text.includes(secret) && !/sbx-pty|8642/.test(out3) && out3.split('<redacted>').length - 1 >= 2,
+		JSON.stringify(out3.slice(0, 300)))
 	await sbx.pty.kill(p.pid).then((k) => {
 		check('pty.kill of a running terminal: true', k === true, k)
 	})

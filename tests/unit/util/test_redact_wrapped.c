@@ -336,6 +336,28 @@ static void test_util_redact_wrapped__blank_line_is_not_skipped(void **state)
 	free(r);
 }
 
+/* A terminal's echo of a value typed key by key, cut where the line reaches
+ * the terminal's width: bash's line editor writes " \r" there, and the
+ * terminal draws the value whole. Redacted as one, however the stream is
+ * cut (bytewise too: a space at a chunk's end may be the start of one). */
+static void test_util_redact_wrapped__value_across_a_terminal_wrap(void **state)
+{
+	static const char secret[] = "TERMWRAP7SECRET";
+	char *r;
+
+	reg(state, secret);
+	r = redact_every_way("$ echo TERMWRAP7 \rSECRET\r\nTERMWRAP7SECRET\r\n$ ", 5);
+	assert_string_equal(r, "$ echo " SBX_REDACTED "\r\n" SBX_REDACTED "\r\n$ ");
+	free(r);
+	r = redact_every_way("T \rERMWRAP7SECRET", 6);
+	assert_string_equal(r, SBX_REDACTED);
+	free(r);
+	/* Only that break: a space, a lone CR or an LF alone still cut it. */
+	r = redact_every_way("TERMWRAP7 SECRET TERMWRAP7\rSECRET TERMWRAP7\nSECRET", 7);
+	assert_string_equal(r, "TERMWRAP7 SECRET TERMWRAP7\rSECRET TERMWRAP7\nSECRET");
+	free(r);
+}
+
 /* ===== Differential property ===== */
 
 /*
@@ -403,6 +425,7 @@ int main(void)
 		T(base64_pem_and_mime),
 		T(hex_every_width_both_cases),
 		T(blank_line_is_not_skipped),
+		T(value_across_a_terminal_wrap),
 		T(random_splits_agree),
 	};
 
