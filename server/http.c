@@ -473,3 +473,22 @@ void sbxs_http_stop(struct sbxs_server *srv)
 {
 	MHD_stop_daemon(srv->mhd);
 }
+
+/* The first key of obj not in allowed (NULL-terminated), or NULL. */
+const char *sbxs_unknown_key(json_t *obj, const char *const *allowed)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(obj, k, v)
+	{
+		int ok = 0;
+
+		(void)v;
+		for (const char *const *a = allowed; *a; a++)
+			ok |= strcmp(k, *a) == 0;
+		if (!ok)
+			return k;
+	}
+	return NULL;
+}

@@ -60,25 +60,6 @@ int sbxs_basic_user(struct MHD_Connection *c, char *out, size_t size)
 	return 0;
 }
 
-/* The first key of obj not in allowed (NULL-terminated), or NULL. */
-const char *sbxs_unknown_key(json_t *obj, const char *const *allowed)
-{
-	const char *k;
-	json_t *v;
-
-	json_object_foreach(obj, k, v)
-	{
-		int ok = 0;
-
-		(void)v;
-		for (const char *const *a = allowed; *a; a++)
-			ok |= strcmp(k, *a) == 0;
-		if (!ok)
-			return k;
-	}
-	return NULL;
-}
-
 static char *xstrdup_n(const char *s, size_t n)
 {
 	char *d = malloc(n + 1);

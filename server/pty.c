@@ -42,27 +42,6 @@
 /* protojson's readers take base64 in either alphabet, padded or not. */
 #define B64_PROTOJSON (SBX__BASE64_URL | SBX__BASE64_NOPAD)
 
-/* The first key of obj not in allowed (NULL-terminated), or NULL; as
- * process.c's sbxs_unknown_key(), which this file may not call (process.c
- * calls this one). */
-static const char *unknown_key(json_t *obj, const char *const *allowed)
-{
-	const char *k;
-	json_t *v;
-
-	json_object_foreach(obj, k, v)
-	{
-		int ok = 0;
-
-		(void)v;
-		for (const char *const *a = allowed; *a; a++)
-			ok |= strcmp(k, *a) == 0;
-		if (!ok)
-			return k;
-	}
-	return NULL;
-}
-
 /* A uint32 field as protojson reads it: a number or its decimal string. */
 static int u32_field(json_t *v, unsigned *out)
 {
@@ -102,7 +81,7 @@ int sbxs_pty_parse(json_t *v, unsigned *rows, unsigned *cols, char *err, size_t 
 		snprintf(err, esize, "pty must be a PTY object");
 		return -1;
 	}
-	if ((bad = unknown_key(v, pty_keys)) != NULL) {
+	if ((bad = sbxs_unknown_key(v, pty_keys)) != NULL) {
 		snprintf(err, esize, "unmarshal into process.PTY: unknown field \"%.64s\"", bad);
 		return -1;
 	}
@@ -113,7 +92,7 @@ int sbxs_pty_parse(json_t *v, unsigned *rows, unsigned *cols, char *err, size_t 
 		snprintf(err, esize, "pty.size must be a PTY.Size object");
 		return -1;
 	}
-	if ((bad = unknown_key(size, size_keys)) != NULL) {
+	if ((bad = sbxs_unknown_key(size, size_keys)) != NULL) {
 		snprintf(err, esize, "unmarshal into process.PTY.Size: unknown field \"%.64s\"",
 			 bad);
 		return -1;
@@ -146,7 +125,7 @@ int sbxs_pty_parse_update(json_t *j, unsigned *rows, unsigned *cols, char *err, 
 		snprintf(err, esize, "unmarshal into process.UpdateRequest: not an object");
 		return -1;
 	}
-	if ((bad = unknown_key(j, keys)) != NULL) {
+	if ((bad = sbxs_unknown_key(j, keys)) != NULL) {
 		snprintf(err, esize,
 			 "unmarshal into process.UpdateRequest: unknown field \"%.64s\"", bad);
 		return -1;
@@ -184,7 +163,7 @@ int sbxs_pty_parse_input(json_t *in,
 		snprintf(err, esize, "input must be a ProcessInput holding stdin or pty");
 		return -1;
 	}
-	if ((bad = unknown_key(in, keys)) != NULL) {
+	if ((bad = sbxs_unknown_key(in, keys)) != NULL) {
 		snprintf(err, esize, "unmarshal into process.ProcessInput: unknown field \"%.64s\"",
 			 bad);
 		return -1;
