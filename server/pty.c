@@ -232,6 +232,7 @@ int sbxs_pty_write(struct sbxs_proc *pr,
 	struct sbxs_server *srv = pr->box->srv;
 	uint64_t deadline = sbx__mono_ms() + srv->transfer_ms, now;
 	const char *p = data;
+	size_t total = n;
 	int rc = 0;
 
 	*code = "unavailable";
@@ -276,10 +277,14 @@ int sbxs_pty_write(struct sbxs_proc *pr,
 			*code = "failed_precondition";
 			snprintf(err, esize, "error writing to tty: the process ended");
 		} else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			/* Bytes already written cannot be taken back: the
+			 * message says how many, so a client does not send
+			 * them twice. */
 			snprintf(err, esize,
 				 "the terminal did not take its input within the transfer's "
-				 "deadline (%llu s)",
-				 (unsigned long long)(srv->transfer_ms / 1000));
+				 "deadline (%llu s): %zu of its %zu bytes were written",
+				 (unsigned long long)(srv->transfer_ms / 1000),
+				 (size_t)(p - (const char *)data), total);
 		} else {
 			*code = "internal";
 			snprintf(err, esize, "error writing to tty: %s", strerror(errno));
@@ -303,20 +308,25 @@ int sbxs_pty_resize(struct sbxs_proc *pr, unsigned rows, unsigned cols, char *er
 	pthread_mutex_lock(&srv->mu);
 	pr->rows = rows;
 	pr->cols = cols;
-	/* Not started: the worker reads the size as it starts the run. */
+	/* Not started: the worker reads the size as it starts the run. In
+	 * flight: the run's end waits for this resize before it frees the
+	 * busy slot, so the resize cannot reach the sandbox's next run. */
 	in_flight = pr->started && !pr->run_done;
+	if (in_flight)
+		pr->resizing++;
 	pthread_mutex_unlock(&srv->mu);
 	if (!in_flight)
 		return 0;
 	rc = sbx_sandbox_resize(b->s, rows, cols);
-	if (rc == SBX_ENOTFOUND) {
-		/* The library is still opening the run: its first output sets it. */
-		pthread_mutex_lock(&srv->mu);
-		if (!pr->run_done)
-			pr->resize_pending = 1;
-		pthread_mutex_unlock(&srv->mu);
+	pthread_mutex_lock(&srv->mu);
+	pr->resizing--;
+	/* The library is still opening the run: its first output sets it. */
+	if (rc == SBX_ENOTFOUND && !pr->run_done)
+		pr->resize_pending = 1;
+	pthread_cond_broadcast(&pr->cv);
+	pthread_mutex_unlock(&srv->mu);
+	if (rc == SBX_ENOTFOUND)
 		return 0;
-	}
 	if (rc < 0) {
 		snprintf(err, esize, "error resizing tty: %s", sbx_error_last()->message);
 		return -1;

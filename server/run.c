@@ -475,8 +475,10 @@ void *sbxs_worker_main(void *arg)
 
 	pthread_mutex_lock(&srv->mu);
 	if (fate == F_RUN) {
-		b->busy = 0;
-		pr->run_done = 1;
+		pr->run_done = 1; /* no resize starts now (server/pty.c) ... */
+		while (pr->resizing)
+			pthread_cond_wait(&pr->cv, &srv->mu);
+		b->busy = 0; /* ... and none under way reaches the next run */
 		pthread_cond_broadcast(&b->cv);
 	}
 	for (struct sbxs_proc **pp = &b->procs; *pp; pp = &(*pp)->next)

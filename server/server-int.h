@@ -108,8 +108,10 @@ struct sbxs_proc {
 	/* A terminal (server/pty.c): its size (the latest asked), one asked
 	 * while the run was opening (applied at its first output), and the
 	 * socket pair of its input: [0] the run's streamed stdin, [1] what
-	 * SendInput writes (made when pty_open). */
-	int pty, resize_pending, pty_open;
+	 * SendInput writes (made when pty_open); resizing counts resizes
+	 * under way, which the run's end waits for (so none lands on a later
+	 * run of the sandbox). */
+	int pty, resize_pending, pty_open, resizing;
 	unsigned rows, cols;
 	int pty_fd[2];
 	char *in; /* stdin sent before the command started */
