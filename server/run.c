@@ -225,10 +225,20 @@ static int on_output(int stream, const char *data, size_t len, void *payload)
 		pthread_mutex_lock(&srv->mu);
 		if (!f)
 			pr->cancel = SBXS_CANCEL_GONE; /* no memory: fail closed */
-		sbxs_push_locked(pr, f);
+		/* A client that does not read holds the run at most until the
+		 * run's own deadline, which ends the command in the sandbox:
+		 * past it, what the full queue cannot take is counted and
+		 * dropped, and the end event says so. */
 		while (pr->qbytes > QUEUE_MAX && !pr->cancel && !pr->reader_done &&
-		       !pr->box->retired)
-			pthread_cond_wait(&pr->cv, &srv->mu);
+		       !pr->box->retired && sbx__mono_ms() < pr->run_end)
+			sbxs_wait_until(&pr->cv, &srv->mu, pr->run_end);
+		if (f && pr->qbytes > QUEUE_MAX && !pr->cancel && !pr->reader_done &&
+		    !pr->box->retired) {
+			pr->dropped += n;
+			free(f);
+		} else {
+			sbxs_push_locked(pr, f);
+		}
 		stop = pr->cancel != SBXS_CANCEL_NONE;
 		pthread_mutex_unlock(&srv->mu);
 		data += n;
@@ -405,6 +415,7 @@ void *sbxs_worker_main(void *arg)
 			t = pr->deadline - now;
 			by = BY_CLIENT;
 		}
+		pr->run_end = now + t;
 	}
 	pthread_mutex_unlock(&srv->mu);
 
@@ -535,7 +546,13 @@ void *sbxs_worker_main(void *arg)
 			sbxs_push_locked(pr, eos_box_gone());
 		} else {
 			sbxs_push_locked(pr, frame_result(r));
-			if (r->status != SBX_RUN_TIMEOUT)
+			if (pr->dropped) {
+				snprintf(msg, sizeof(msg),
+					 "the client did not read the command's output before "
+					 "its deadline: %zu bytes of it were dropped",
+					 pr->dropped);
+				sbxs_push_locked(pr, sbxs_frame_eos("deadline_exceeded", msg));
+			} else if (r->status != SBX_RUN_TIMEOUT)
 				sbxs_push_locked(pr, sbxs_frame_eos(NULL, NULL));
 			else
 				sbxs_push_locked(

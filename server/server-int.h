@@ -120,6 +120,8 @@ struct sbxs_proc {
 	int fifo_ready;	   /* made: later input goes through it */
 	int in_busy;	   /* a write to the FIFO is under way */
 	uint64_t deadline; /* monotonic ms; 0: none given */
+	uint64_t run_end;  /* monotonic ms: the run's own deadline, once started */
+	size_t dropped;	   /* output bytes dropped past run_end (server/run.c) */
 	uint64_t keepalive_ms;
 	int fd; /* the client's socket, to notice it going away */
 	pthread_cond_t cv;

@@ -63,12 +63,15 @@ def rest(method, path, body=None):
     return r.status, (json.loads(data) if data else None)
 
 
-def start(sid, tok, cmd):
+def start(sid, tok, cmd, deadline_ms=None):
     msg = json.dumps({"process": {"cmd": "/bin/sh", "args": ["-c", cmd]}}).encode()
     c = http.client.HTTPConnection(host, port, timeout=GUARD)
+    headers = {"E2b-Sandbox-Id": sid, "X-Access-Token": tok,
+               "Content-Type": "application/connect+json"}
+    if deadline_ms:
+        headers["Connect-Timeout-Ms"] = str(deadline_ms)
     c.request("POST", "/process.Process/Start", body=b"\0" + struct.pack(">I", len(msg)) + msg,
-              headers={"E2b-Sandbox-Id": sid, "X-Access-Token": tok,
-                       "Content-Type": "application/connect+json"})
+              headers=headers)
     r = c.getresponse()
     data = r.read()
     c.close()
@@ -105,6 +108,40 @@ def measure(label):
     ok = all(t is not None for t in times)
     check(ok, "%s: %d create/run/delete operations succeed" % (label, ROUNDS))
     return statistics.median(times) if ok else None
+
+
+def slow_reader():
+    """A client that starts a chatty command and never reads its output
+    holds the sandbox's busy slot no longer than the command's deadline:
+    the next command of the sandbox runs after it, and the server's
+    memory stays bounded (checked with the rest below)."""
+    st, sb = rest("POST", "/v2/sandboxes",
+                  {"timeout": 3600, "allow_internet_access": False,
+                   "metadata": {"io.sandboxio.tenant": TENANT}})
+    if st != 201:
+        check(False, "slow reader: create (%s %s)" % (st, sb))
+        return
+    sid, tok = sb["sandboxID"], sb["envdAccessToken"]
+    msg = json.dumps({"process": {"cmd": "/bin/sh",
+                                  "args": ["-c", "yes sandboxio | head -c 268435456"]}}).encode()
+    body = b"\0" + struct.pack(">I", len(msg)) + msg
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(GUARD)
+    s.connect((host, port))
+    s.sendall(("POST /process.Process/Start HTTP/1.1\r\nHost: %s:%d\r\nE2b-Sandbox-Id: %s\r\n"
+               "X-Access-Token: %s\r\nContent-Type: application/connect+json\r\n"
+               "Connect-Timeout-Ms: 3000\r\nContent-Length: %d\r\n\r\n"
+               % (host, port, sid, tok, len(body))).encode() + body)
+    # Never read. The second command's deadline is a hang guard: without a
+    # bound on the first one's output wait it would wait for the sandbox's
+    # end (3600 s) and fail at this deadline instead.
+    st2, out = start(sid, tok, "echo ok", deadline_ms=GUARD * 1000 // 2)
+    check(st2 == 200 and out == b"ok\n",
+          "a command runs after one whose client never read its output (%s %r)" % (st2, out[:80]))
+    s.close()
+    st3, _ = rest("DELETE", "/sandboxes/" + sid)
+    check(st3 == 204, "slow reader: the sandbox is deleted (%s)" % st3)
 
 
 def server_stats():
@@ -195,6 +232,7 @@ def main():
               % (quiet, ", ".join("%.2f/%.2f" % p for p in pairs), ratio))
         check(ratio <= 2.0, "under %d idle connections and %d flooders the median operation takes "
               "at most 2x the quiet one (%.2fx)" % (IDLE, FLOODERS, ratio))
+    slow_reader()
     # Nothing leaks: threads and descriptors come back (polled until they do).
     t_end = time.monotonic() + GUARD
     while time.monotonic() < t_end:
