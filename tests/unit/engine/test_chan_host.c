@@ -30,6 +30,7 @@
 #include "engine/chan-int.h"
 #include "engine/docker-int.h"
 #include "init/init.h"
+#include "support/engine_stream.h"
 #include "support/fake_engine.h"
 #include "util/error-int.h"
 #include "util/redact-int.h"
@@ -37,37 +38,8 @@
 
 /* ===== Building streams ===== */
 
-struct bytes {
-	unsigned char *b;
-	size_t len;
-};
-
-static void raw(struct bytes *s, const void *p, size_t n)
-{
-	s->b = realloc(s->b, s->len + n + 1);
-	assert_non_null(s->b);
-	memcpy(s->b + s->len, p, n);
-	s->len += n;
-}
-
-/* An Engine stream frame: [stream,0,0,0,len] payload. */
-static void mux(struct bytes *s, int stream, const void *p, size_t n)
-{
-	unsigned char h[8] = {(unsigned char)stream,
-			      0,
-			      0,
-			      0,
-			      (unsigned char)(n >> 24),
-			      (unsigned char)(n >> 16),
-			      (unsigned char)(n >> 8),
-			      (unsigned char)n};
-
-	raw(s, h, sizeof(h));
-	raw(s, p, n);
-}
-
 /* A channel frame on the init's stdout. */
-static void frame(struct bytes *s, int type, unsigned int id, const void *p, size_t n)
+static void frame(struct engine_bytes *s, int type, unsigned int id, const void *p, size_t n)
 {
 	unsigned char buf[SBX_FRAME_HDR + 8192];
 
@@ -75,10 +47,10 @@ static void frame(struct bytes *s, int type, unsigned int id, const void *p, siz
 	sbx__chan_header(buf, type, id, (uint32_t)n);
 	if (n)
 		memcpy(buf + SBX_FRAME_HDR, p, n);
-	mux(s, 1, buf, SBX_FRAME_HDR + n);
+	engine_bytes_mux(s, 1, buf, SBX_FRAME_HDR + n);
 }
 
-static void hello(struct bytes *s)
+static void hello(struct engine_bytes *s)
 {
 	struct sbx__chan_hello h = {SBX_CHAN_VERSION, SBX_CHAN_RUNS_MAX, SBX_CHAN_WINDOW};
 	unsigned char p[SBX_FRAME_HELLO_LEN];
@@ -87,7 +59,8 @@ static void hello(struct bytes *s)
 	frame(s, SBX_FRAME_HELLO, 0, p, sizeof(p));
 }
 
-static void exit_frame(struct bytes *s, unsigned int id, uint32_t status, int code, uint32_t sig)
+static void
+exit_frame(struct engine_bytes *s, unsigned int id, uint32_t status, int code, uint32_t sig)
 {
 	struct sbx__frame_exit e = {.status = status, .code = code, .signal = sig};
 	unsigned char p[SBX_FRAME_EXIT_LEN];
@@ -96,7 +69,7 @@ static void exit_frame(struct bytes *s, unsigned int id, uint32_t status, int co
 	frame(s, SBX_FRAME_EXIT, id, p, sizeof(p));
 }
 
-static void credit(struct bytes *s, unsigned int id, uint32_t n)
+static void credit(struct engine_bytes *s, unsigned int id, uint32_t n)
 {
 	unsigned char p[SBX_FRAME_CREDIT_LEN];
 
@@ -173,7 +146,7 @@ static void i_eof(void *arg, unsigned int id)
 
 static const struct sbx_init_req_ops i_ops = {i_start, i_stdin, i_eof};
 
-static void send_bytes(int fd, const struct bytes *s)
+static void send_bytes(int fd, const struct engine_bytes *s)
 {
 	size_t off = 0;
 
@@ -189,7 +162,7 @@ static void send_bytes(int fd, const struct bytes *s)
 /* The scripted answer, once the request (and, for some, its stdin) is in. */
 static void answer(struct init *in)
 {
-	struct bytes s = {0};
+	struct engine_bytes s = {0};
 	unsigned int id = in->id;
 	static unsigned char big[SBX_FRAME_MAX];
 	unsigned char junk[16] = {0x5A, 1, 2, 3};
@@ -198,7 +171,7 @@ static void answer(struct init *in)
 	case S_GOOD:
 		frame(&s, SBX_FRAME_STDOUT, id, "hi\n", 3);
 		frame(&s, SBX_FRAME_ERROR, id, "note", 4);
-		mux(&s, 2, "init says\n", 10);
+		engine_bytes_mux(&s, 2, "init says\n", 10);
 		exit_frame(&s, id, SBX_FRAME_ST_EXITED, 3, 0);
 		break;
 	case S_CREDITS:
@@ -211,7 +184,8 @@ static void answer(struct init *in)
 		return;
 	case S_DIAG_HANG_UP:
 		/* The sandbox's words on the init's stderr, then it is gone. */
-		mux(&s, 2, "init says\x1b]0;owned\x07\r\nsandboxio: ok secret-value", 47);
+		engine_bytes_mux(&s, 2, "init says\x1b]0;owned\x07\r\nsandboxio: ok secret-value",
+				 47);
 		send_bytes(in->fd, &s);
 		free(s.b);
 		shutdown(in->fd, SHUT_RDWR);
@@ -220,7 +194,7 @@ static void answer(struct init *in)
 		frame(&s, SBX_FRAME_ERROR, 0, "closing", 7);
 		break;
 	case S_GARBAGE:
-		mux(&s, 1, junk, sizeof(junk));
+		engine_bytes_mux(&s, 1, junk, sizeof(junk));
 		break;
 	case S_WRONG_ID:
 		frame(&s, SBX_FRAME_STDOUT, id + 1, "x", 1);
@@ -236,12 +210,12 @@ static void answer(struct init *in)
 		hello(&s);
 		break;
 	case S_BAD_STREAM:
-		mux(&s, 3, "x", 1);
+		engine_bytes_mux(&s, 3, "x", 1);
 		break;
 	case S_HUGE_MUX: {
 		unsigned char h[8] = {1, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff};
 
-		raw(&s, h, sizeof(h));
+		engine_bytes_raw(&s, h, sizeof(h));
 		break;
 	}
 	case S_BAD_EXIT:
@@ -252,14 +226,14 @@ static void answer(struct init *in)
 
 		sbx__chan_header(h, SBX_FRAME_STDOUT, id, 0);
 		h[4] = 0x01; /* 16 MiB */
-		mux(&s, 1, h, sizeof(h));
+		engine_bytes_mux(&s, 1, h, sizeof(h));
 		break;
 	}
 	case S_LONG_ERROR: {
 		unsigned char h[SBX_FRAME_HDR];
 
 		sbx__chan_header(h, SBX_FRAME_ERROR, id, SBX_CHAN_ERROR_MAX + 1);
-		mux(&s, 1, h, sizeof(h));
+		engine_bytes_mux(&s, 1, h, sizeof(h));
 		break;
 	}
 	case S_EMPTY_STDOUT:
@@ -295,7 +269,7 @@ static void *init_main(void *arg)
 		}
 		/* Stdin flows under credit: give it back as it comes. */
 		if (in->script == S_CREDITS && in->stdin_bytes) {
-			struct bytes s = {0};
+			struct engine_bytes s = {0};
 			size_t left = in->stdin_bytes;
 
 			while (left) {
@@ -328,7 +302,7 @@ struct fx {
 	struct sbx__docker_box b;
 	struct init in;
 	int sv[2];
-	struct bytes out, err;
+	struct engine_bytes out, err;
 	int cancel_after;
 	int ended;
 };
@@ -337,7 +311,7 @@ static int sink(void *arg, int stream, const void *p, size_t n)
 {
 	struct fx *f = arg;
 
-	raw(stream == SBX_STREAM_STDOUT ? &f->out : &f->err, p, n);
+	engine_bytes_raw(stream == SBX_STREAM_STDOUT ? &f->out : &f->err, p, n);
 	if (f->cancel_after && f->out.len >= (size_t)f->cancel_after)
 		return 1;
 	return 0;
@@ -346,7 +320,7 @@ static int sink(void *arg, int stream, const void *p, size_t n)
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct bytes s = {0};
+	struct engine_bytes s = {0};
 
 	assert_non_null(f);
 	f->fe = fake_engine_start(routes, 1);
@@ -620,7 +594,7 @@ static void test_chan_host__host_frame_type(void **state)
 static void test_chan_host__unsolicited_between_runs(void **state)
 {
 	struct fx *f = *state;
-	struct bytes s = {0};
+	struct engine_bytes s = {0};
 	sbx_result res;
 	struct pollfd pfd = {.fd = f->sv[0], .events = POLLIN};
 
@@ -649,7 +623,7 @@ static int rx_sink(void *arg, int stream, const void *p, size_t n)
 static void test_chan_host__reader_hello_first(void **state)
 {
 	struct sbx__chan_rx rx;
-	struct bytes s = {0};
+	struct engine_bytes s = {0};
 
 	(void)state;
 	sbx__chan_rx_init(&rx);
@@ -666,13 +640,13 @@ static void test_chan_host__reader_bytewise(void **state)
 	struct sbx__run_req req = {.sink = rx_sink};
 	struct sbx__chan_run run = {.id = 9, .req = &req};
 	struct sbx__chan_rx rx;
-	struct bytes s = {0};
+	struct engine_bytes s = {0};
 
 	(void)state;
 	sbx__chan_rx_init(&rx);
 	rx.run = &run;
 	hello(&s);
-	mux(&s, 2, "diag", 4);
+	engine_bytes_mux(&s, 2, "diag", 4);
 	frame(&s, SBX_FRAME_STDOUT, 9, "abc", 3);
 	exit_frame(&s, 9, SBX_FRAME_ST_SIGNALED, 137, 9);
 	for (size_t i = 0; i < s.len; i++)
@@ -688,11 +662,11 @@ static void test_chan_host__diagnostics_bounded(void **state)
 {
 	static unsigned char lots[100000];
 	struct sbx__chan_rx rx;
-	struct bytes s = {0};
+	struct engine_bytes s = {0};
 
 	(void)state;
 	sbx__chan_rx_init(&rx);
-	mux(&s, 2, lots, sizeof(lots));
+	engine_bytes_mux(&s, 2, lots, sizeof(lots));
 	assert_int_equal(sbx__chan_rx_feed(&rx, s.b, s.len), SBX_CHAN_RX_OK);
 	assert_int_equal(rx.diag.len, SBX_CHAN_DIAG_MAX);
 	sbx__chan_rx_done(&rx);

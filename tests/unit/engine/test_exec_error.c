@@ -19,14 +19,11 @@
 #include <cmocka.h>
 
 #include "engine/docker-int.h"
+#include "support/engine_stream.h"
 #include "support/fake_engine.h"
 #include "util/error-int.h"
 #include "util/frame.h"
 #include "util/redact-int.h"
-
-#define UPGRADE                                                                                    \
-	"HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.raw-stream\r\n"             \
-	"Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n"
 
 /* A secret outside ASCII: quoting its bytes first would hide it. */
 #define SECRET "p\xc3\xa4ss-w0rd-4711"
@@ -35,34 +32,6 @@
 #define HOSTILE                                                                                    \
 	"init says\x1b]0;owned\x07\x1b[2J\r\nsandboxio: all good\\ " SECRET " \x7f"                \
 	"end"
-
-struct bytes {
-	unsigned char *b;
-	size_t len;
-};
-
-static void raw(struct bytes *s, const void *p, size_t n)
-{
-	s->b = realloc(s->b, s->len + n + 1);
-	assert_non_null(s->b);
-	memcpy(s->b + s->len, p, n);
-	s->len += n;
-}
-
-static void mux(struct bytes *s, int stream, const void *p, size_t n)
-{
-	unsigned char h[8] = {(unsigned char)stream,
-			      0,
-			      0,
-			      0,
-			      (unsigned char)(n >> 24),
-			      (unsigned char)(n >> 16),
-			      (unsigned char)(n >> 8),
-			      (unsigned char)n};
-
-	raw(s, h, sizeof(h));
-	raw(s, p, n);
-}
 
 static int sink(void *arg, int stream, const void *p, size_t n)
 {
@@ -74,7 +43,7 @@ static int sink(void *arg, int stream, const void *p, size_t n)
 }
 
 /* Runs "prog" over an exec whose stream is answer; returns the code. */
-static int exec_with(const struct bytes *answer, int *kills)
+static int exec_with(const struct engine_bytes *answer, int *kills)
 {
 	static const char *const argv[] = {"prog", NULL};
 	struct sbx__docker d = {0};
@@ -121,15 +90,15 @@ static void assert_quoted(const char *m)
 
 static void test_exec_error__protocol_error_quotes_the_init(void **state)
 {
-	struct bytes answer = {0};
+	struct engine_bytes answer = {0};
 	int id, kills = 0;
 
 	(void)state;
 	id = sbx__redact_register(SECRET, strlen(SECRET));
 	assert_true(id > 0);
-	raw(&answer, UPGRADE, strlen(UPGRADE));
-	mux(&answer, 2, HOSTILE, strlen(HOSTILE));
-	mux(&answer, 1, "not a frame", 11);
+	engine_bytes_raw(&answer, ENGINE_UPGRADE, strlen(ENGINE_UPGRADE));
+	engine_bytes_mux(&answer, 2, HOSTILE, strlen(HOSTILE));
+	engine_bytes_mux(&answer, 1, "not a frame", 11);
 	assert_int_equal(exec_with(&answer, &kills), SBX_EENGINE);
 	assert_int_equal(kills, 1);
 	assert_non_null(strstr(sbx_error_last()->message,
@@ -141,14 +110,14 @@ static void test_exec_error__protocol_error_quotes_the_init(void **state)
 
 static void test_exec_error__no_exit_report_quotes_the_init(void **state)
 {
-	struct bytes answer = {0};
+	struct engine_bytes answer = {0};
 	int id, kills = 0;
 
 	(void)state;
 	id = sbx__redact_register(SECRET, strlen(SECRET));
 	assert_true(id > 0);
-	raw(&answer, UPGRADE, strlen(UPGRADE));
-	mux(&answer, 2, HOSTILE, strlen(HOSTILE));
+	engine_bytes_raw(&answer, ENGINE_UPGRADE, strlen(ENGINE_UPGRADE));
+	engine_bytes_mux(&answer, 2, HOSTILE, strlen(HOSTILE));
 	assert_int_equal(exec_with(&answer, &kills), SBX_EENGINE);
 	assert_non_null(strstr(sbx_error_last()->message, "ended without an exit report"));
 	assert_quoted(sbx_error_last()->message);

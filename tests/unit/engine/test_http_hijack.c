@@ -23,40 +23,9 @@
 #include "engine/chan-int.h"
 #include "engine/docker-int.h"
 #include "engine/http-int.h"
+#include "support/engine_stream.h"
 #include "support/fake_engine.h"
 #include "util/error-int.h"
-
-#define UPGRADE                                                                                    \
-	"HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.raw-stream\r\n"             \
-	"Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n"
-
-struct bytes {
-	unsigned char *b;
-	size_t len;
-};
-
-static void raw(struct bytes *s, const void *p, size_t n)
-{
-	s->b = realloc(s->b, s->len + n + 1);
-	assert_non_null(s->b);
-	memcpy(s->b + s->len, p, n);
-	s->len += n;
-}
-
-static void mux(struct bytes *s, int stream, const void *p, size_t n)
-{
-	unsigned char h[8] = {(unsigned char)stream,
-			      0,
-			      0,
-			      0,
-			      (unsigned char)(n >> 24),
-			      (unsigned char)(n >> 16),
-			      (unsigned char)(n >> 8),
-			      (unsigned char)n};
-
-	raw(s, h, sizeof(h));
-	raw(s, p, n);
-}
 
 /* Bytes that tell every offset apart: a lost or moved byte shows. */
 static void pattern(unsigned char *p, size_t n, unsigned int seed)
@@ -66,30 +35,30 @@ static void pattern(unsigned char *p, size_t n, unsigned int seed)
 }
 
 /* Reads fd to its end after the early bytes; returns all the stream's bytes. */
-static struct bytes whole_stream(const struct sbx__hijack *hj)
+static struct engine_bytes whole_stream(const struct sbx__hijack *hj)
 {
-	struct bytes s = {0};
+	struct engine_bytes s = {0};
 	unsigned char buf[4096];
 	ssize_t r;
 
-	raw(&s, hj->pre, hj->pre_len);
+	engine_bytes_raw(&s, hj->pre, hj->pre_len);
 	while ((r = recv(hj->fd, buf, sizeof(buf), 0)) > 0)
-		raw(&s, buf, (size_t)r);
+		engine_bytes_raw(&s, buf, (size_t)r);
 	return s;
 }
 
 static void early_bytes_arrive_intact(size_t n)
 {
 	unsigned char *payload = malloc(n);
-	struct bytes answer = {0}, got;
+	struct engine_bytes answer = {0}, got;
 	struct sbx__hijack hj = {.fd = -1};
 	struct sbx__http h;
 	struct fake_engine *fe;
 
 	assert_non_null(payload);
 	pattern(payload, n, 7);
-	raw(&answer, UPGRADE, strlen(UPGRADE));
-	raw(&answer, payload, n);
+	engine_bytes_raw(&answer, ENGINE_UPGRADE, strlen(ENGINE_UPGRADE));
+	engine_bytes_raw(&answer, payload, n);
 	{
 		const struct fake_route routes[] = {
 			{"POST", "/exec/e1/start", 101, "", answer.b, answer.len},
@@ -132,10 +101,10 @@ static void test_http_hijack__early_bytes_at_the_bounds(void **state)
 
 static int sink(void *arg, int stream, const void *p, size_t n)
 {
-	struct bytes *out = arg;
+	struct engine_bytes *out = arg;
 
 	if (stream == SBX_STREAM_STDOUT)
-		raw(out, p, n);
+		engine_bytes_raw(out, p, n);
 	return 0;
 }
 
@@ -145,7 +114,7 @@ static void test_http_hijack__exec_output_with_the_upgrade(void **state)
 	static unsigned char out_bytes[9000];
 	unsigned char fr[SBX_FRAME_HDR + sizeof(out_bytes)], ex[SBX_FRAME_HDR + SBX_FRAME_EXIT_LEN];
 	struct sbx__frame_exit e = {.status = SBX_FRAME_ST_EXITED, .code = 5};
-	struct bytes answer = {0}, out = {0};
+	struct engine_bytes answer = {0}, out = {0};
 	struct sbx__docker d = {0};
 	struct sbx__docker_box b = {0};
 	sbx_result res = {0};
@@ -164,9 +133,9 @@ static void test_http_hijack__exec_output_with_the_upgrade(void **state)
 	memcpy(fr + SBX_FRAME_HDR, out_bytes, sizeof(out_bytes));
 	sbx__frame_header(ex, SBX_FRAME_EXIT, SBX_FRAME_EXIT_LEN);
 	sbx__frame_exit_encode(ex + SBX_FRAME_HDR, &e);
-	raw(&answer, UPGRADE, strlen(UPGRADE));
-	mux(&answer, 1, fr, sizeof(fr));
-	mux(&answer, 1, ex, sizeof(ex));
+	engine_bytes_raw(&answer, ENGINE_UPGRADE, strlen(ENGINE_UPGRADE));
+	engine_bytes_mux(&answer, 1, fr, sizeof(fr));
+	engine_bytes_mux(&answer, 1, ex, sizeof(ex));
 	{
 		const struct fake_route routes[] = {
 			{"POST", "/containers/fakebox/exec", 201, "{\"Id\":\"e1\"}"},
@@ -197,7 +166,7 @@ static void test_http_hijack__attach_early_bytes(void **state)
 	struct sbx__chan_hello hi = {SBX_CHAN_VERSION, SBX_CHAN_RUNS_MAX, SBX_CHAN_WINDOW};
 	unsigned char hp[SBX_FRAME_HELLO_LEN], fr[SBX_FRAME_HDR + SBX_FRAME_HELLO_LEN];
 	static unsigned char diag[7000];
-	struct bytes answer = {0};
+	struct engine_bytes answer = {0};
 	struct sbx__docker d = {0};
 	struct sbx__chan *c = NULL;
 	struct fake_engine *fe;
@@ -208,9 +177,9 @@ static void test_http_hijack__attach_early_bytes(void **state)
 	sbx__chan_hello_encode(hp, &hi);
 	sbx__chan_header(fr, SBX_FRAME_HELLO, 0, sizeof(hp));
 	memcpy(fr + SBX_FRAME_HDR, hp, sizeof(hp));
-	raw(&answer, UPGRADE, strlen(UPGRADE));
-	mux(&answer, 2, diag, sizeof(diag));
-	mux(&answer, 1, fr, sizeof(fr));
+	engine_bytes_raw(&answer, ENGINE_UPGRADE, strlen(ENGINE_UPGRADE));
+	engine_bytes_mux(&answer, 2, diag, sizeof(diag));
+	engine_bytes_mux(&answer, 1, fr, sizeof(fr));
 	{
 		const struct fake_route routes[] = {
 			{"POST", "/containers/fakebox/attach", 101, "", answer.b, answer.len},
@@ -231,15 +200,15 @@ static void test_http_hijack__attach_early_bytes(void **state)
 /* A header section that never ends is refused, not buffered without bound. */
 static void test_http_hijack__endless_headers_refused(void **state)
 {
-	struct bytes answer = {0};
+	struct engine_bytes answer = {0};
 	struct sbx__hijack hj = {.fd = -1};
 	struct sbx__http h;
 	struct fake_engine *fe;
 
 	(void)state;
-	raw(&answer, "HTTP/1.1 101 UPGRADED\r\n", 23);
+	engine_bytes_raw(&answer, "HTTP/1.1 101 UPGRADED\r\n", 23);
 	for (int i = 0; i < 2000; i++)
-		raw(&answer, "X-Pad: aaaaaaaaaaaaaaaaaaaa\r\n", 29);
+		engine_bytes_raw(&answer, "X-Pad: aaaaaaaaaaaaaaaaaaaa\r\n", 29);
 	{
 		const struct fake_route routes[] = {
 			{"POST", "/exec/e1/start", 101, "", answer.b, answer.len},
