@@ -21,138 +21,38 @@
 # failed.
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-CLI=${SBX_CLI:-$root/build/sandboxio}
-if [ -z "${SANDBOXIO_INIT:-}" ] && [ -x "$root/build/sbx-init" ]; then
-	export SANDBOXIO_INIT=$root/build/sbx-init
-fi
-unset SANDBOXIO_CONFIG
-PY=/usr/bin/python3
 T=e2bt-$$
-work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-serve-test.XXXXXX")
-server_pid=
-cleanup() {
-	if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-		kill -TERM "$server_pid" 2>/dev/null
-		wait "$server_pid" 2>/dev/null
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
+WORK_NAME=sbx-serve-test
+. "$(dirname "$0")/serve-lib.sh"
 
-passed=0
-failed=0
-status=
-ok() {
-	passed=$((passed + 1))
-	echo "ok   $1"
-}
-bad() {
-	failed=$((failed + 1))
-	echo "FAIL $1"
-	echo "     status=$status body: $(head -c 600 "$work/body" 2>/dev/null | tr '\n' '|')"
-}
-
-cat >"$work/h.py" <<'EOF'
-import base64, json, struct, sys
-
-def enc(text):
-    b = text.encode()
-    sys.stdout.buffer.write(b"\0" + struct.pack(">I", len(b)) + b)
-
-def dec(path):
-    # one line per frame: FLAGS JSON, with data decoded from base64
-    d = open(path, "rb").read()
-    i = 0
-    while i < len(d):
-        if i + 5 > len(d):
-            print("TRUNCATED")
-            return
-        f = d[i]
-        n = struct.unpack(">I", d[i + 1:i + 5])[0]
-        j = json.loads(d[i + 5:i + 5 + n])
-        i += 5 + n
-        data = j.get("event", {}).get("data")
-        if data:
-            for k, v in data.items():
-                data[k] = base64.b64decode(v).decode("utf-8", "replace")
-        print(f, json.dumps(j, sort_keys=True, separators=(",", ":")))
-
-def out(path, stream):
-    # the bytes of one stream, joined over its data frames
-    d = open(path, "rb").read()
-    i, b = 0, b""
-    while i + 5 <= len(d):
-        n = struct.unpack(">I", d[i + 1:i + 5])[0]
-        j = json.loads(d[i + 5:i + 5 + n])
-        i += 5 + n
-        v = j.get("event", {}).get("data", {}).get(stream)
-        if v:
-            b += base64.b64decode(v)
-    sys.stdout.buffer.write(b)
-
-def check(path, expr):
-    d = json.load(open(path))
-    sys.exit(0 if eval(expr, {"d": d}) else 1)
-
-if sys.argv[1] == "enc":
-    enc(sys.argv[2])
-elif sys.argv[1] == "dec":
-    dec(sys.argv[2])
-elif sys.argv[1] == "out":
-    out(sys.argv[2], sys.argv[3])
-elif sys.argv[1] == "json":
-    check(sys.argv[2], sys.argv[3])
-elif sys.argv[1] == "get":
-    print(json.load(open(sys.argv[2]))[sys.argv[3]])
-EOF
-
-# json EXPR: a Python expression over the last body (as d) is true.
-json() { "$PY" "$work/h.py" json "$work/body" "$1" 2>/dev/null; }
 body_is() { [ "$(cat "$work/body")" = "$1" ]; }
 header_is() { grep -qi "^$1: $2"$'\r'"\?$" "$work/hdr"; }
-
-# api METHOD PATH [BODY]: a REST call with the key; status, $work/body, $work/hdr.
-api() {
-	local data=()
-	[ $# -ge 3 ] && data=(-H 'Content-Type: application/json' --data-binary "$3")
-	status=$(curl -s -o "$work/body" -D "$work/hdr" -w '%{http_code}' -X "$1" \
-		-H "X-API-Key: $KEY" "${data[@]}" "$URL$2")
-}
 
 # create NAME JSON-FIELDS: creates a sandbox of tenant $T-NAME; sets ID and TOK.
 create() {
 	api POST /v2/sandboxes "{\"metadata\":{\"io.sandboxio.tenant\":\"$T-$1\",\"name\":\"$1\"}${2:+,$2}}"
-	ID=$("$PY" "$work/h.py" get "$work/body" sandboxID 2>/dev/null)
-	TOK=$("$PY" "$work/h.py" get "$work/body" envdAccessToken 2>/dev/null)
+	ID=$("$PY" "$H" get "$work/body" sandboxID 2>/dev/null)
+	TOK=$("$PY" "$H" get "$work/body" envdAccessToken 2>/dev/null)
 }
 
 # start ID TOK JSON [CURL ARGS...]: Process.Start; frames decoded into $work/frames.
 start() {
 	local id=$1 tok=$2 req=$3
 	shift 3
-	"$PY" "$work/h.py" enc "$req" >"$work/req.bin"
+	"$PY" "$H" enc "$req" >"$work/req.bin"
 	# --no-buffer: each frame reaches the file as it arrives, for the
 	# cases that watch a stream while it runs.
 	status=$(curl -s --no-buffer -o "$work/stream" -w '%{http_code}' -H "E2b-Sandbox-Id: $id" \
 		-H "X-Access-Token: $tok" -H 'Content-Type: application/connect+json' \
 		-H 'Connect-Protocol-Version: 1' "$@" --data-binary @"$work/req.bin" \
 		"$URL/process.Process/Start")
-	"$PY" "$work/h.py" dec "$work/stream" >"$work/frames" 2>&1
+	"$PY" "$H" dec "$work/stream" >"$work/frames" 2>&1
 	cp "$work/frames" "$work/body"
 }
 bash_cmd() { printf '{"process":{"cmd":"/bin/bash","args":["-l","-c",%s]}}' "$1"; }
 frame() { grep -qxF -- "$1" "$work/frames"; }
 # stdout_is TEXT: the stdout of the last stream, joined over its frames, is TEXT.
-stdout_is() { [ "$("$PY" "$work/h.py" out "$work/stream" stdout; echo .)" = "$1." ]; }
-
-# unary ID TOK METHOD JSON: a unary Process call.
-unary() {
-	status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $1" \
-		-H "X-Access-Token: $2" -H 'Content-Type: application/json' \
-		--data-binary "$4" "$URL/process.Process/$3")
-}
+stdout_is() { [ "$("$PY" "$H" out "$work/stream" stdout; echo .)" = "$1." ]; }
 
 containers() { docker ps -aq --filter "label=io.sandboxio.tenant=$1"; }
 
@@ -203,17 +103,6 @@ rc=$?
 "$CLI" help serve >"$work/out" 2>&1 && grep -q -- "--api-key-file PATH" "$work/out" &&
 	"$CLI" --help | grep -q "serve --api e2b" && ok "help serve and the command list describe serve" ||
 	{ status=-; cp "$work/out" "$work/body"; bad "help serve"; }
-
-# ready_url OUT PID: the URL of the server's "ready" line once it prints
-# it, or nothing if it exits first; the bound is only a hang guard.
-ready_url() {
-	for _ in $(seq 1 1200); do
-		grep -q '^ready ' "$1" && break
-		kill -0 "$2" 2>/dev/null || break
-		sleep 0.1
-	done
-	sed -n 's/^ready //p' "$1"
-}
 
 # ===== The server =====
 
@@ -370,7 +259,7 @@ status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $OPEN_ID"
 # --- Process.Start ---
 start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"echo hi; echo err >&2; exit 3"')" -H 'Connect-Timeout-Ms: 60000'
 [ "$status" = 200 ] && [ "$(head -1 "$work/frames")" = '0 {"event":{"start":{"pid":3}}}' ] &&
-	stdout_is $'hi\n' && [ "$("$PY" "$work/h.py" out "$work/stream" stderr)" = err ] &&
+	stdout_is $'hi\n' && [ "$("$PY" "$H" out "$work/stream" stderr)" = err ] &&
 	frame '0 {"event":{"end":{"error":"exit status 3","exitCode":3,"exited":true,"status":"exit status 3"}}}' &&
 	[ "$(tail -1 "$work/frames")" = '2 {}' ] &&
 	ok "Start: start (pid 3: the sandbox's third), stdout, stderr, end exit 3, end of stream {}" || bad "Start exit 3"
@@ -388,7 +277,7 @@ grep -q 'unknown field \\"user\\"' "$work/frames" && ok "an unknown ProcessConfi
 	bad "ProcessConfig unknown field"
 # A terminal (server/pty.c): its bytes come as "pty" data, never stdout.
 start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/sh","args":["-c","stty size; [ -t 0 ] && [ -t 2 ] && echo on-a-tty; exit 4"]},"pty":{"size":{"cols":81,"rows":25}}}'
-[ "$("$PY" "$work/h.py" out "$work/stream" pty; echo .)" = $'25 81\r\non-a-tty\r\n.' ] && stdout_is '' &&
+[ "$("$PY" "$H" out "$work/stream" pty; echo .)" = $'25 81\r\non-a-tty\r\n.' ] && stdout_is '' &&
 	frame '0 {"event":{"end":{"error":"exit status 4","exitCode":4,"exited":true,"status":"exit status 4"}}}' &&
 	ok "a pty of 25 by 81: the program's stdio is the terminal, its bytes pty data, end exit 4" || bad "pty"
 start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/sh"},"pty":{"size":{"cols":5000,"rows":24}}}'
@@ -431,7 +320,7 @@ sys.exit(0 if total == 100000 and max(sizes) <= 32768 and len(sizes) >= 4 else 1
 EOF
 
 # stdin: the run starts once CloseStdin arrives.
-"$PY" "$work/h.py" enc '{"process":{"cmd":"cat"},"stdin":true,"tag":"cat1"}' >"$work/stdin.bin"
+"$PY" "$H" enc '{"process":{"cmd":"cat"},"stdin":true,"tag":"cat1"}' >"$work/stdin.bin"
 curl -s -o "$work/stdin.out" -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
 	-H 'Content-Type: application/connect+json' --data-binary @"$work/stdin.bin" "$URL/process.Process/Start" &
 cpid=$!
@@ -451,7 +340,7 @@ unary "$OPEN_ID" "$OPEN_TOK" CloseStdin "{\"process\":{\"pid\":$spid}}"
 s3=$status
 wait $cpid
 cp "$work/stdin.out" "$work/stream"
-"$PY" "$work/h.py" dec "$work/stream" >"$work/frames"
+"$PY" "$H" dec "$work/stream" >"$work/frames"
 [ "$s1$s2$s3" = 200200200 ] && stdout_is $'hello\nworld\n' &&
 	frame '0 {"event":{"end":{"exited":true,"status":"exit status 0"}}}' &&
 	ok "stdin true: SendInput (by pid and by tag), CloseStdin, then the run reads it all" ||
@@ -460,15 +349,15 @@ cp "$work/stdin.out" "$work/stream"
 # it starts with, and its input sent before then waits for it. A command
 # holds the sandbox until its stdin closes, so the terminal is seen waiting
 # however slow the machine is.
-"$PY" "$work/h.py" enc '{"process":{"cmd":"sh","args":["-c","echo up; exec cat >/dev/null"]},"stdin":true,"tag":"hold"}' >"$work/hold.bin"
+"$PY" "$H" enc '{"process":{"cmd":"sh","args":["-c","echo up; exec cat >/dev/null"]},"stdin":true,"tag":"hold"}' >"$work/hold.bin"
 curl -s --no-buffer -o "$work/hold.out" -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
 	-H 'Content-Type: application/connect+json' --data-binary @"$work/hold.bin" "$URL/process.Process/Start" &
 hpid=$!
 for _ in $(seq 1 1200); do
-	[ "$("$PY" "$work/h.py" out "$work/hold.out" stdout 2>/dev/null)" = up ] && break
+	[ "$("$PY" "$H" out "$work/hold.out" stdout 2>/dev/null)" = up ] && break
 	sleep 0.1
 done
-"$PY" "$work/h.py" enc '{"process":{"cmd":"sh","args":["-c","read line; stty size; echo \"got $line\""]},"pty":{"size":{"cols":80,"rows":24}},"tag":"term"}' >"$work/term.bin"
+"$PY" "$H" enc '{"process":{"cmd":"sh","args":["-c","read line; stty size; echo \"got $line\""]},"pty":{"size":{"cols":80,"rows":24}},"tag":"term"}' >"$work/term.bin"
 curl -s --no-buffer -o "$work/term.out" -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
 	-H 'Content-Type: application/connect+json' --data-binary @"$work/term.bin" "$URL/process.Process/Start" &
 tpid=$!
@@ -487,9 +376,9 @@ unary "$OPEN_ID" "$OPEN_TOK" CloseStdin '{"process":{"tag":"hold"}}'
 s4=$status
 wait $hpid $tpid
 cp "$work/term.out" "$work/stream"
-"$PY" "$work/h.py" dec "$work/stream" >"$work/frames"
+"$PY" "$H" dec "$work/stream" >"$work/frames"
 [ "$s1$s2$s3$s4" = 200200400200 ] &&
-	[ "$("$PY" "$work/h.py" out "$work/stream" pty; echo .)" = $'hello\r\n33 77\r\ngot hello\r\n.' ] &&
+	[ "$("$PY" "$H" out "$work/stream" pty; echo .)" = $'hello\r\n33 77\r\ngot hello\r\n.' ] &&
 	frame '0 {"event":{"end":{"exited":true,"status":"exit status 0"}}}' &&
 	ok "a waiting terminal starts with the size asked meanwhile (33 by 77) and reads the input sent meanwhile; a size of 0 is refused" ||
 	{ status="$s1/$s2/$s3/$s4"; cp "$work/frames" "$work/body"; bad "waiting terminal"; }
@@ -515,7 +404,7 @@ for _ in $(seq 1 2400); do
 	grep -q '"pid"' "$work/body" && break
 	sleep 0.05
 done
-"$PY" "$work/h.py" enc "$(bash_cmd '"echo second"')" >"$work/second.bin"
+"$PY" "$H" enc "$(bash_cmd '"echo second"')" >"$work/second.bin"
 curl -s -o "$work/second.out" -H "E2b-Sandbox-Id: $OPEN_ID" -H "X-Access-Token: $OPEN_TOK" \
 	-H 'Content-Type: application/connect+json' --data-binary @"$work/second.bin" "$URL/process.Process/Start" &
 spid2=$!
@@ -528,7 +417,7 @@ for _ in $(seq 1 2400); do
 done
 docker exec "$cid" touch /tmp/first-go
 wait $fpid $spid2
-"$PY" "$work/h.py" dec "$work/second.out" >"$work/frames"
+"$PY" "$H" dec "$work/second.out" >"$work/frames"
 [ "$n" = 2 ] && frame '0 {"event":{"data":{"stdout":"second\n"}}}' &&
 	ok "a second Start waits while the first runs, then runs" || { status=$n; bad "one run at a time"; }
 
@@ -760,7 +649,7 @@ api GET "/v2/sandboxes?order=asc"
 [ "$status" = 200 ] && json 'len(d) >= 2 and all(d[i]["startedAt"] <= d[i + 1]["startedAt"] for i in range(len(d) - 1))' &&
 	ok "order=asc: oldest first" || bad "list asc"
 api GET "/sandboxes/$OPEN_ID"
-open_at=$("$PY" "$work/h.py" get "$work/body" startedAt)
+open_at=$("$PY" "$H" get "$work/body" startedAt)
 api GET "/v2/sandboxes?startedAfter=$open_at&metadata=name%3Dopen"
 [ "$status" = 200 ] && json '[s["sandboxID"] for s in d] == ["'"$OPEN_ID"'"]' &&
 	ok "startedAfter of a sandbox's own startedAt ($open_at) includes it" || bad "startedAfter inclusive"
@@ -810,7 +699,7 @@ done
 unary "$SIG_ID" "$SIG_TOK" SendSignal '{"process":{"pid":1},"signal":"SIGNAL_SIGKILL"}'
 s1=$status
 wait $bpid
-"$PY" "$work/h.py" dec "$work/stream" >"$work/frames"
+"$PY" "$H" dec "$work/stream" >"$work/frames"
 [ "$s1" = 200 ] && frame '0 {"event":{"end":{"error":"signal: killed","exitCode":-1,"status":"signal: killed"}}}' &&
 	[ "$(tail -1 "$work/frames")" = '2 {}' ] && wait_gone "$SIG_ID" signal &&
 	ok "SendSignal SIGKILL: end signal: killed; the whole sandbox ends (404, no container)" ||
@@ -900,7 +789,7 @@ if [ -n "$URL" ]; then
 		ok "serve --tier gvisor: 201, Sandboxio-Tier: gvisor, the container runs under runsc" ||
 		bad "create under --tier gvisor"
 	start "$ID" "$TOK" '{"process":{"cmd":"cat","args":["/proc/version"]}}'
-	kernel=$("$PY" "$work/h.py" out "$work/stream" stdout)
+	kernel=$("$PY" "$H" out "$work/stream" stdout)
 	[ "$status" = 200 ] && [ -n "$kernel" ] && [ "$kernel" != "$(cat /proc/version)" ] &&
 		ok "a command there sees gVisor's kernel, not the host's" ||
 		{ status="$status: $kernel"; bad "kernel under --tier gvisor"; }
@@ -946,7 +835,7 @@ fsc Move '{"source":"/workspace/etcl/hostname","destination":"/workspace/stolen"
 s2=$status
 fsc Stat '{"path":"/etc/hostname"}'
 [ "$s1" = 403 ] && [ "$s2" = 403 ] && [ "$status" = 200 ] &&
-	"$PY" "$work/h.py" json "$work/body1" 'd["code"] == "permission_denied" and "/workspace/etcl/hostname" in d["message"] and ("read-only" in d["message"] or "not permitted" in d["message"])' &&
+	"$PY" "$H" json "$work/body1" 'd["code"] == "permission_denied" and "/workspace/etcl/hostname" in d["message"] and ("read-only" in d["message"] or "not permitted" in d["message"])' &&
 	ok "Remove and Move through a symlink out of the writable places: 403, the target stays" ||
 	{ status="$s1/$s2/$status"; bad "fs symlink out"; }
 fsc Stat '{"path":"/workspace/etcl"}'
@@ -1229,7 +1118,7 @@ status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -
 s1=$status
 cp "$work/body" "$work/body1"
 fsc Stat '{"path":"/workspace/bomb"}'
-[ "$s1" = 413 ] && "$PY" "$work/h.py" json "$work/body1" '"once decompressed" in d["message"]' && [ "$status" = 404 ] &&
+[ "$s1" = 413 ] && "$PY" "$H" json "$work/body1" '"once decompressed" in d["message"]' && [ "$status" = 404 ] &&
 	ok "a gzip bomb ($(($(stat -c %s "$work/bomb.gz") >> 10)) KiB to 128 MiB): 413 once decompressed, nothing written" ||
 	{ status="$s1/$status"; bad "gzip bomb"; }
 head -c 100 "$work/small.gz" | head -c 20 >"$work/trunc.gz"
@@ -1243,12 +1132,7 @@ status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $FS_ID" -
 
 # --- Signed /files URLs: the sandbox's own token signs; a forgery is refused ---
 # sig PATH OP USER SECRET [EXP]: E2B's v1 signature, percent-encoded for a query.
-sig() {
-	"$PY" -c 'import base64,hashlib,sys,urllib.parse
-a = sys.argv[1:]
-v = "v1_" + base64.b64encode(hashlib.sha256(":".join(a).encode()).digest()).decode().rstrip("=")
-print(urllib.parse.quote(v, safe=""))' "$@"
-}
+sig() { "$PY" "$H" sig "$@"; }
 # signed METHOD QUERY [CURL ARGS...]: /files with no token, routed by Host as a browser would.
 signed() {
 	local m=$1 q=$2

@@ -16,88 +16,23 @@
 # failed.
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-CLI=${SBX_CLI:-$root/build/sandboxio}
-if [ -z "${SANDBOXIO_INIT:-}" ] && [ -x "$root/build/sbx-init" ]; then
-	export SANDBOXIO_INIT=$root/build/sbx-init
-fi
-unset SANDBOXIO_CONFIG
-PY=/usr/bin/python3
 T=e2bl-$$
-work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-serve-life.XXXXXX")
-server_pid=
-cleanup() {
-	if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-		kill -TERM "$server_pid" 2>/dev/null
-		wait "$server_pid" 2>/dev/null
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-passed=0
-failed=0
-status=
-ok() {
-	passed=$((passed + 1))
-	echo "ok   $1"
-}
-bad() {
-	failed=$((failed + 1))
-	echo "FAIL $1"
-	echo "     status=$status body: $(head -c 600 "$work/body" 2>/dev/null | tr '\n' '|')"
-}
-
-cat >"$work/h.py" <<'EOF'
-import json, struct, sys
-
-if sys.argv[1] == "enc":
-    b = sys.argv[2].encode()
-    sys.stdout.buffer.write(b"\0" + struct.pack(">I", len(b)) + b)
-elif sys.argv[1] == "json":
-    d = json.load(open(sys.argv[2]))
-    sys.exit(0 if eval(sys.argv[3], {"d": d}) else 1)
-elif sys.argv[1] == "get":
-    print(json.load(open(sys.argv[2]))[sys.argv[3]])
-elif sys.argv[1] == "sig":
-    # E2B's v1 signature of PATH:OP:USER:TOKEN, percent-encoded for a query
-    import base64, hashlib, urllib.parse
-    raw = ":".join(sys.argv[2:6]).encode()
-    s = "v1_" + base64.b64encode(hashlib.sha256(raw).digest()).decode().rstrip("=")
-    print(urllib.parse.quote(s, safe=""))
-EOF
-
-json() { "$PY" "$work/h.py" json "$work/body" "$1" 2>/dev/null; }
-
-# api METHOD PATH [BODY]: a REST call with the key; status and $work/body.
-api() {
-	local data=()
-	[ $# -ge 3 ] && data=(-H 'Content-Type: application/json' --data-binary "$3")
-	status=$(curl -s -o "$work/body" -w '%{http_code}' -X "$1" \
-		-H "X-API-Key: $KEY" "${data[@]}" "$URL$2")
-}
+WORK_NAME=sbx-serve-life
+. "$(dirname "$0")/serve-lib.sh"
 
 # create NAME: a sandbox of tenant $T-NAME; sets ID and TOK.
 create() {
 	api POST /v2/sandboxes "{\"templateID\":\"base\",\"timeout\":600,\"metadata\":{\"io.sandboxio.tenant\":\"$T-$1\"}}"
-	ID=$("$PY" "$work/h.py" get "$work/body" sandboxID 2>/dev/null)
-	TOK=$("$PY" "$work/h.py" get "$work/body" envdAccessToken 2>/dev/null)
+	ID=$("$PY" "$H" get "$work/body" sandboxID 2>/dev/null)
+	TOK=$("$PY" "$H" get "$work/body" envdAccessToken 2>/dev/null)
 }
 
 # bg_start ID TOK JSON OUT: Process.Start in the background (its pid in $!).
 bg_start() {
-	"$PY" "$work/h.py" enc "$3" >"$work/req-$4.bin"
+	"$PY" "$H" enc "$3" >"$work/req-$4.bin"
 	curl -s -o "$work/$4" -H "E2b-Sandbox-Id: $1" -H "X-Access-Token: $2" \
 		-H 'Content-Type: application/connect+json' --data-binary @"$work/req-$4.bin" \
 		"$URL/process.Process/Start" &
-}
-
-# unary ID TOK METHOD JSON [OUT]: a unary Process call.
-unary() {
-	status=$(curl -s -o "$work/${5:-body}" -w '%{http_code}' -H "E2b-Sandbox-Id: $1" \
-		-H "X-Access-Token: $2" -H 'Content-Type: application/json' \
-		--data-binary "$4" "$URL/process.Process/$3")
 }
 
 container() { docker ps -q --filter "label=io.sandboxio.tenant=$T-$1"; }
@@ -122,12 +57,7 @@ KEYFILE=$work/key
 "$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$KEYFILE" --transfer-timeout 8 \
 	>"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
-for _ in $(seq 1 1200); do
-	grep -q '^ready ' "$work/server.out" && break
-	kill -0 "$server_pid" 2>/dev/null || break
-	sleep 0.1
-done
-URL=$(sed -n 's/^ready //p' "$work/server.out")
+URL=$(ready_url "$work/server.out" "$server_pid")
 if [ -z "$URL" ]; then
 	echo "FAIL the server did not start: $(cat "$work/server.err")"
 	echo "0 passed, 1 failed"
@@ -143,14 +73,14 @@ if [ "$status" != 201 ] || [ -z "$SIG_ID" ]; then
 	echo "$passed passed, $failed failed"
 	exit 1
 fi
-s=$("$PY" "$work/h.py" sig "" write "" "$SIG_TOK")
+s=$("$PY" "$H" sig "" write "" "$SIG_TOK")
 status=$(curl -s -o "$work/body" -w '%{http_code}' -H "Host: 49983-$SIG_ID.e2b.test" \
 	-F 'file=@/dev/null;filename=/home/user/anywhere.txt' "$URL/files?signature=$s")
 [ "$status" = 401 ] && json '"must name its file" in d["message"]' &&
 	! in_box sig test -e /workspace/anywhere.txt &&
 	ok "an upload URL signed over no path (the form would name the file): 401, nothing written" ||
 	bad "unsigned-path upload"
-s=$("$PY" "$work/h.py" sig "" read "" "$SIG_TOK")
+s=$("$PY" "$H" sig "" read "" "$SIG_TOK")
 status=$(curl -s -o "$work/body" -w '%{http_code}' -H "Host: 49983-$SIG_ID.e2b.test" "$URL/files?signature=$s")
 [ "$status" = 401 ] && json '"must name its file" in d["message"]' &&
 	ok "a download URL signed over no path: 401" || bad "unsigned-path download"
@@ -184,7 +114,7 @@ status=$(curl -s -o "$work/body" -w '%{http_code}' -H "E2b-Sandbox-Id: $SIG_ID" 
 bg_start "$SIG_ID" "$SIG_TOK" '{"process":{"cmd":"/bin/sh","args":["-c","echo before; read x; echo after $x; exit 3"]},"stdin":true,"tag":"led"}' led.out
 led=$!
 until_box sig sh -c 'ls /tmp/.sbx-in-*.cmd >/dev/null 2>&1' || echo "     (the led process did not start)"
-"$PY" "$work/h.py" enc '{"process":{"tag":"led"}}' >"$work/conn.bin"
+"$PY" "$H" enc '{"process":{"tag":"led"}}' >"$work/conn.bin"
 curl -s -N -o "$work/conn.out" -H "E2b-Sandbox-Id: $SIG_ID" -H "X-Access-Token: $SIG_TOK" \
 	-H 'Content-Type: application/connect+json' --data-binary @"$work/conn.bin" \
 	"$URL/process.Process/Connect" &
@@ -220,7 +150,7 @@ while i + 5 <= len(d):
         code = ev["end"].get("exitCode")
 sys.exit(0 if out == b"before\nafter go\n" and code == 3 else 1)
 EOF2
-"$PY" "$work/h.py" enc '{"process":{"pid":4242}}' >"$work/conn.bin"
+"$PY" "$H" enc '{"process":{"pid":4242}}' >"$work/conn.bin"
 curl -s -o "$work/body" -H "E2b-Sandbox-Id: $SIG_ID" -H "X-Access-Token: $SIG_TOK" \
 	-H 'Content-Type: application/connect+json' --data-binary @"$work/conn.bin" \
 	"$URL/process.Process/Connect"
