@@ -1,23 +1,15 @@
 # tests/cli/serve-lib.sh: what the shell tests of `sandboxio serve --api e2b`
-# share, sourced by them (bash). Before sourcing, set T (the tests' tenant
-# prefix) and WORK_NAME (the temporary directory's name). Sets CLI, PY, H
-# (tests/cli/e2b_wire.py), work, and the counters behind ok/bad; stops the
-# server ($server_pid) and removes $work at exit. The functions:
-#   ok TEXT / bad TEXT      count a case (bad shows $status and $work/body)
+# share, on top of tests/cli/lib.sh, sourced by them (bash). Before sourcing,
+# set T (the tests' tenant prefix) and WORK_NAME. Adds H (tests/cli/e2b_wire.py);
+# stops the server ($server_pid) and removes $work at exit; a failed case
+# shows $status and $work/body. The functions:
 #   json EXPR               a Python expression over the last body (as d)
 #   api METHOD PATH [BODY]  a REST call with $KEY: $status, $work/body, $work/hdr
 #   unary ID TOK METHOD JSON [OUT]   a unary Process call: $status, $work/OUT
 #   ready_url OUT PID       the server's URL once its "ready" line is out
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-CLI=${SBX_CLI:-$root/build/sandboxio}
-if [ -z "${SANDBOXIO_INIT:-}" ] && [ -x "$root/build/sbx-init" ]; then
-	export SANDBOXIO_INIT=$root/build/sbx-init
-fi
-unset SANDBOXIO_CONFIG
-PY=/usr/bin/python3
+BAD_SHOWS=http
+. "$(dirname "$0")/lib.sh"
 H=$here/e2b_wire.py
-work=$(mktemp -d "${TMPDIR:-/tmp}/$WORK_NAME.XXXXXX")
 server_pid=
 cleanup() {
 	if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
@@ -27,19 +19,6 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-
-passed=0
-failed=0
-status=
-ok() {
-	passed=$((passed + 1))
-	echo "ok   $1"
-}
-bad() {
-	failed=$((failed + 1))
-	echo "FAIL $1"
-	echo "     status=$status body: $(head -c 600 "$work/body" 2>/dev/null | tr '\n' '|')"
-}
 
 json() { "$PY" "$H" json "$work/body" "$1" 2>/dev/null; }
 

@@ -16,38 +16,11 @@
 # "N passed, N failed"; the exit status is non-zero when anything failed.
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-CLI=${SBX_CLI:-$root/build/sandboxio}
-if [ -z "${SANDBOXIO_INIT:-}" ] && [ -x "$root/build/sbx-init" ]; then
-	export SANDBOXIO_INIT=$root/build/sbx-init
-fi
 T=cli-test-$$
+WORK_NAME=sbx-cli-test
+BAD_SHOWS=cli
+. "$(dirname "$0")/lib.sh"
 tenants=$T
-PY=/usr/bin/python3
-work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-cli-test.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-# Each test of the operator config names its own; the others run without one.
-unset SANDBOXIO_CONFIG
-
-passed=0
-failed=0
-
-ok() {
-	passed=$((passed + 1))
-	echo "ok   $1"
-}
-
-bad() {
-	failed=$((failed + 1))
-	echo "FAIL $1"
-	shift
-	for line in "$@"; do
-		echo "     $line"
-	done
-	echo "     rc=$rc stdout: $(head -c 400 "$work/out" | tr '\n' '|')"
-	echo "     stderr: $(head -c 400 "$work/err" | tr '\n' '|')"
-}
 
 # cli ARGS...: runs the command; sets rc and secs, output in $work/out and $work/err.
 cli() {

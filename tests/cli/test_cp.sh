@@ -24,29 +24,14 @@
 # the exit status is non-zero when anything failed.
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-CLI=${SBX_CLI:-$root/build/sandboxio}
-INIT=${SANDBOXIO_INIT:-$root/build/sbx-init}
-unset SANDBOXIO_INIT SANDBOXIO_CONFIG SANDBOXIO_DAEMON SANDBOXIO_HOSTS_FILE DOCKER_HOST
-unset SANDBOXIO_BACKEND
-PY=/usr/bin/python3
 T=cp-$$
-work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-cp-test.XXXXXX")
+WORK_NAME=sbx-cp-test
+. "$(dirname "$0")/lib.sh"
+INIT=${SANDBOXIO_INIT:-$root/build/sbx-init}
+unset SANDBOXIO_INIT SANDBOXIO_DAEMON SANDBOXIO_HOSTS_FILE DOCKER_HOST
+unset SANDBOXIO_BACKEND
 sock=$work/run/d.sock
 daemon_pid=
-
-passed=0
-failed=0
-ok() {
-	passed=$((passed + 1))
-	echo "ok   $1"
-}
-bad() {
-	failed=$((failed + 1))
-	echo "FAIL $1"
-	[ $# -gt 1 ] && echo "     $2"
-}
 
 D() { SANDBOXIO_DAEMON=$sock "$CLI" "$@"; }
 N() { SANDBOXIO_INIT=$INIT "$CLI" --no-daemon "$@"; }

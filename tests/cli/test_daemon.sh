@@ -26,31 +26,16 @@
 # failed"; the exit status is non-zero when anything failed.
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-CLI=${SBX_CLI:-$root/build/sandboxio}
-INIT=${SANDBOXIO_INIT:-$root/build/sbx-init}
-unset SANDBOXIO_INIT SANDBOXIO_CONFIG SANDBOXIO_DAEMON SANDBOXIO_HOSTS_FILE DOCKER_HOST
-unset SANDBOXIO_BACKEND
-PY=/usr/bin/python3
 T=dmn-$$
-work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-daemon-test.XXXXXX")
+WORK_NAME=sbx-daemon-test
+. "$(dirname "$0")/lib.sh"
+INIT=${SANDBOXIO_INIT:-$root/build/sbx-init}
+unset SANDBOXIO_INIT SANDBOXIO_DAEMON SANDBOXIO_HOSTS_FILE DOCKER_HOST
+unset SANDBOXIO_BACKEND
 chmod 755 "$work" # the group's client below must reach its socket
 sock=$work/run/d.sock
 daemon_pid=
 extra_pids=
-
-passed=0
-failed=0
-ok() {
-	passed=$((passed + 1))
-	echo "ok   $1"
-}
-bad() {
-	failed=$((failed + 1))
-	echo "FAIL $1"
-	[ $# -gt 1 ] && echo "     $2"
-}
 
 # Through the daemon (no engine-side choice of ours); direct.
 D() { SANDBOXIO_DAEMON=$sock "$CLI" "$@"; }

@@ -9,23 +9,14 @@
 # "N passed, N failed"; the exit status is non-zero when anything failed.
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-CLI=${SBX_CLI:-$root/build/sandboxio}
-if [ -z "${SANDBOXIO_INIT:-}" ] && [ -x "$root/build/sbx-init" ]; then
-	export SANDBOXIO_INIT=$root/build/sbx-init
-fi
-unset SANDBOXIO_CONFIG
 T=ttytest-$$
-pass=0
-fail=0
+WORK_NAME=sbx-tty-test
+. "$(dirname "$0")/lib.sh"
 cleanup() {
 	docker ps -aq --filter "label=io.sandboxio.tenant=$T" | xargs -r docker rm -f >/dev/null
+	rm -rf "$work"
 }
 trap cleanup EXIT
-
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-ko() { fail=$((fail + 1)); echo "FAIL $1"; }
 
 id=$("$CLI" create --tenant "$T" --timeout 600) || { echo "FAIL create"; echo "0 passed, 1 failed"; exit 1; }
 
@@ -34,23 +25,23 @@ rc=$?
 if [ $rc -eq 125 ] && [[ $out == *"-t needs a terminal, and standard input is not one"* ]]; then
 	ok "-t without a terminal is refused, saying why"
 else
-	ko "-t without a terminal: rc $rc, '$out'"
+	bad "-t without a terminal: rc $rc, '$out'"
 fi
 
 out=$(printf 'one\ntwo\n' | "$CLI" exec -i "$id" -- sh -c 'cat; echo end')
-if [ "$out" = $'one\ntwo\nend' ]; then ok "-i streams stdin to its end"; else ko "-i: '$out'"; fi
+if [ "$out" = $'one\ntwo\nend' ]; then ok "-i streams stdin to its end"; else bad "-i: '$out'"; fi
 
 out=$(echo x | "$CLI" exec -i --stdin - "$id" -- cat 2>&1)
 rc=$?
-if [ $rc -eq 125 ] && [[ $out == *"give one"* ]]; then ok "-i with --stdin is refused"; else ko "-i --stdin: rc $rc '$out'"; fi
+if [ $rc -eq 125 ] && [[ $out == *"give one"* ]]; then ok "-i with --stdin is refused"; else bad "-i --stdin: rc $rc '$out'"; fi
 
 py=$(python3 "$here/test_exec_tty.py" "$CLI" "$id" "$T")
 rc=$?
 echo "$py" | sed '$d'
 last=$(echo "$py" | tail -1)
-pass=$((pass + $(echo "$last" | awk '{print $1}')))
-fail=$((fail + $(echo "$last" | awk '{print $3}')))
-[ $rc -eq 0 ] || [ "$(echo "$last" | awk '{print $3}')" != 0 ] || { fail=$((fail + 1)); echo "FAIL the terminal cases exited $rc"; }
+passed=$((passed + $(echo "$last" | awk '{print $1}')))
+failed=$((failed + $(echo "$last" | awk '{print $3}')))
+[ $rc -eq 0 ] || [ "$(echo "$last" | awk '{print $3}')" != 0 ] || { failed=$((failed + 1)); echo "FAIL the terminal cases exited $rc"; }
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]

@@ -14,29 +14,10 @@
 # The last line is "N passed, N failed".
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-CLI=${SBX_CLI:-$root/build/sandboxio}
-if [ -z "${SANDBOXIO_INIT:-}" ] && [ -x "$root/build/sbx-init" ]; then
-	export SANDBOXIO_INIT=$root/build/sbx-init
-fi
 T=cli-presets-$$
-work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-presets-test.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-
-ok() {
-	passed=$((passed + 1))
-	echo "ok   $1"
-}
-
-bad() {
-	failed=$((failed + 1))
-	echo "FAIL $1"
-	echo "     rc=$rc stdout: $(head -c 600 "$work/out" | tr '\n' '|')"
-	echo "     stderr: $(head -c 400 "$work/err" | tr '\n' '|')"
-}
+WORK_NAME=sbx-presets-test
+BAD_SHOWS=cli
+. "$(dirname "$0")/lib.sh"
 
 # cli ARGS...: runs the command; rc, output in $work/out and $work/err.
 cli() {

@@ -14,15 +14,9 @@
 # is "N passed, N failed"; the exit status is non-zero when anything failed.
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-CLI=${SBX_CLI:-$root/build/sandboxio}
-if [ -z "${SANDBOXIO_INIT:-}" ] && [ -x "$root/build/sbx-init" ]; then
-	export SANDBOXIO_INIT=$root/build/sbx-init
-fi
-unset SANDBOXIO_CONFIG
 T=e2bload-$$
-work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-serve-load.XXXXXX")
+WORK_NAME=sbx-serve-load
+. "$(dirname "$0")/lib.sh"
 server_pid=
 cleanup() {
 	if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
