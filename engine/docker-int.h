@@ -246,6 +246,19 @@ int sbx__disk_full(const char *session);
 /* Removes the disks of sessions alive() says are gone (0); returns how many. */
 int sbx__disk_sweep(int (*alive)(const char *session, void *payload), void *payload);
 
+/* engine/mark.c: which engine a session's host-side pieces belong to. */
+/* Marks session as this engine's (the Engine at sock), before its disk or
+ * egress link is made. */
+int sbx__mark_engine(const char *session, const char *sock);
+/* 1 when another engine marked session: a sweep of this one leaves it. */
+int sbx__mark_other(const char *session, const char *sock);
+/* Removes the mark, once the session's pieces are gone. */
+void sbx__mark_remove(const char *session);
+/* Removes this engine's marks of sessions alive() says are gone. */
+int sbx__mark_sweep(int (*alive)(const char *session, void *payload),
+		    void *payload,
+		    const char *sock);
+
 /* uid.c: one uid per live sandbox. */
 /* Whether uid is one the host uses (passwd, group, subuid, subgid). */
 int sbx__uid_host_taken(unsigned uid, const char *subuid_path, const char *subgid_path);

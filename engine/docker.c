@@ -537,7 +537,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	_sbx_cleanup_close_ int lock = -1;
 	unsigned uid = 0;
 	/* gVisor's gofer would serve the bind, but the tier is not measured with it. */
-	int disk = sbx__disk_usable() && p->min_tier != SBX_TIER_GVISOR, disk_made = 0;
+	int disk = sbx__disk_usable() && p->min_tier != SBX_TIER_GVISOR, disk_made = 0, marked = 0;
 	int rc;
 
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
@@ -609,6 +609,10 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 				    all);
 		goto rollback;
 	}
+	/* Before any host-side piece: another engine's sweep leaves them. */
+	if ((disk || plan.n) && (rc = sbx__mark_engine(session, d->http.sock)) < 0)
+		goto rollback;
+	marked = disk || plan.n;
 	if (disk) {
 		/* After the container exists, so the reaper never takes a disk
 		 * whose sandbox is being made for a leftover. */
@@ -681,6 +685,8 @@ rollback : {
 		sbx__netpolicy_detach(session);
 	if (disk_made)
 		sbx__disk_remove(session);
+	if (marked)
+		sbx__mark_remove(session);
 	sbx__error_restore(&saved, rc);
 	sbx__error_http(saved.http_status);
 }
@@ -826,6 +832,8 @@ static int d_destroy(void *state, void *box)
 	/* Only once the container is gone: then nothing holds the disk. */
 	if (b->disk && rc == 0)
 		rc = sbx__disk_remove(b->session);
+	if ((b->disk || b->netpolicy) && rc == 0)
+		sbx__mark_remove(b->session);
 	d_release(state, b);
 	return rc;
 }

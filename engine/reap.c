@@ -29,6 +29,9 @@ static int session_alive(const char *session, void *payload)
 	long status = 0;
 	int rc;
 
+	/* Another engine's sandbox is not this one's to judge. */
+	if (sbx__mark_other(session, ((struct sbx__docker *)payload)->http.sock))
+		return 1;
 	snprintf(path, sizeof(path), "/containers/%s/json", session);
 	rc = sbx__docker_call(payload, "GET", path, NULL, 0, &status, NULL);
 	sbx__error_clear();
@@ -108,6 +111,8 @@ int sbx__docker_reap_remove(void *state, const struct sbx__reap_item *item)
 	/* A removed sandbox's disk goes with it. */
 	if (session && (item->extra_flags & REAP_DISK) && sbx__disk_remove(session) < 0)
 		sbx__error_clear();
+	if (session)
+		sbx__mark_remove(session);
 	return 0;
 }
 
@@ -119,4 +124,6 @@ void sbx__docker_reap_sweep(void *state)
 	/* Disks of sandboxes that are gone (ended at their deadline, or their
 	 * creator died between making the disk and the container's removal). */
 	(void)sbx__disk_sweep(session_alive, state);
+	/* Last: the marks of this engine's sessions that are gone. */
+	(void)sbx__mark_sweep(session_alive, state, ((struct sbx__docker *)state)->http.sock);
 }

@@ -19,7 +19,10 @@
 #include <cmocka.h>
 
 #include "cgroups/cgroups-int.h"
+#include "engine/docker-int.h"
+#include "engine/http-int.h"
 #include "support/engine.h"
+#include "support/fake_engine.h"
 
 static sbx_backend *B;
 
@@ -203,6 +206,63 @@ static void test_engine_teardown__reap_daemon_down(void **state)
 	(void)state;
 	bo.socket_path = "/nonexistent/docker.sock";
 	assert_int_equal(sbx_backend_open(&b, "docker", &bo), SBX_EUNAVAILABLE);
+}
+
+/*
+ * Another engine on the same host (a Podman service, a second dockerd)
+ * knows none of this engine's sandboxes, so to its sweep every one of them
+ * is gone. It must leave their host-side pieces alone: here a sweep whose
+ * Engine answers 404 for every container runs while a sandbox with a disk
+ * of its own lives, and the disk stays mounted and in use. The mark that
+ * says whose the sandbox is goes with the sandbox's close.
+ */
+static void test_engine_teardown__other_engines_sweep_leaves_our_pieces(void **state)
+{
+	static const struct fake_route routes[] = {
+		{"GET", "/containers/", 404, "{\"message\":\"No such container\"}", NULL, 0},
+	};
+	struct fake_engine *fe;
+	struct sbx__docker other;
+	char path[256], session[32], mark[128], mnt[256];
+	sbx_policy *p = t_policy();
+	sbx_sandbox *s;
+	sbx_result *r;
+	json_t *c;
+	long st = 0;
+
+	(void)state;
+	if (!sbx__disk_usable() || t_tier() == SBX_TIER_GVISOR) {
+		sbx_policy_free(p);
+		skip(); /* no disk: root with loop devices, the container tier */
+	}
+	s = create(p);
+	snprintf(path, sizeof(path), "/containers/%s/json", sbx_sandbox_id(s));
+	c = t_engine_get(path, &st);
+	assert_int_equal(st, 200);
+	snprintf(session, sizeof(session), "%s", json_string_value(json_object_get(c, "Name")) + 1);
+	json_decref(c);
+	snprintf(mark, sizeof(mark), SBX_RUN_DIR "/engines/%s", session);
+	assert_int_equal(access(mark, F_OK), 0);
+	sbx__disk_mount_path(session, mnt, sizeof(mnt));
+
+	fe = fake_engine_start(routes, 1);
+	assert_non_null(fe);
+	memset(&other, 0, sizeof(other));
+	assert_int_equal(sbx__http_init(&other.http, fake_engine_socket(fe), 5000), 0);
+	sbx__docker_reap_sweep(&other);
+	sbx__http_done(&other.http);
+	fake_engine_stop(fe);
+
+	assert_int_equal(sbx__disk_check_mounted(session), 0);
+	assert_int_equal(access(mark, F_OK), 0);
+	r = t_run(s, "echo kept > /workspace/f && cat /workspace/f", NULL);
+	assert_int_equal(r->exit_code, 0);
+	assert_string_equal(r->stdout_data, "kept\n");
+	sbx_result_free(r);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+	assert_int_not_equal(access(mark, F_OK), 0);
+	assert_int_not_equal(access(mnt, F_OK), 0);
+	sbx_policy_free(p);
 }
 
 struct closer {
@@ -410,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_engine_teardown__reap_spares_live_and_detached),
 		cmocka_unit_test(test_engine_teardown__reap_never_touches_foreign_or_garbage),
 		cmocka_unit_test(test_engine_teardown__reap_daemon_down),
+		cmocka_unit_test(test_engine_teardown__other_engines_sweep_leaves_our_pieces),
 		cmocka_unit_test(test_engine_teardown__twenty_concurrent_closes),
 		cmocka_unit_test(test_engine_teardown__usage_and_limits_hit),
 		cmocka_unit_test(test_engine_teardown__cpu_throttled_to_share),
