@@ -178,7 +178,7 @@ $(B)/tests/canary/%: tests/canary/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
 contract: $(CANARY_BIN) $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-resolv.conf
 	@set -e; for t in $(CANARY_BIN) $(CONTRACT_BIN); do echo "== $$t"; \
 		SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio $$t; done
-	@set -e; for t in test_controls test_docker_egress test_docker_defaults test_docker_secrets \
+	@set -e; for t in test_controls test_docker_egress test_docker_defaults test_docker_secrets test_docker_root \
 		test_docker_teardown test_docker_runs; do \
 		echo "== $(B)/tests/contract/$$t on the gvisor tier (runsc, registered by setup.sh)"; \
 		SBX_TEST_TIER=gvisor SANDBOXIO_INIT=$(CURDIR)/build/sbx-init \

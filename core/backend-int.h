@@ -39,6 +39,7 @@ struct sbx__run_req {
 	size_t stdin_len;
 	int stdin_fd; /* >= 0: stdin is read from it as it comes (stdin_len is 0) */
 	int pty;      /* under a pseudo-terminal of rows x cols (1..4096) */
+	int as_root;  /* as uid/gid 0 of the sandbox, with no capability (ops->root_runs) */
 	unsigned int rows, cols;
 	uint64_t timeout_ms; /* > 0, always */
 	/* Every chunk of program output goes, raw, to sink (core/output.c), which
@@ -93,6 +94,9 @@ struct sbx__backend_ops {
 	 * file, the init) are bounded by the operator config
 	 * (sbx__config_check_backend_choices()). */
 	int host_choices;
+	/* Runs may ask to run as the sandbox's root (sbx_run_options.as_root);
+	 * the backend keeps every other control of the run as it is. */
+	int root_runs;
 	/* Every entry takes its outputs last. Writes *state. */
 	int (*open)(const sbx_backend_options *opts, void **state);
 	void (*free)(void *state);

@@ -1,6 +1,7 @@
 /*
  * core/tty.c: the run options as far as their version goes, and what runs
- * with a terminal or a streamed stdin need of core: their checks, and the
+ * as root (as_root, for a backend that has them), with a terminal or a
+ * streamed stdin need of core: their checks, and the
  * window size a caller sets while such a run goes on (sbx_sandbox_resize(),
  * in core/sandbox.c, over the backend's resize).
  */
@@ -29,6 +30,8 @@ int sbx__run_options_load(sbx_run_options *dst, const sbx_run_options *opts)
 	if (opts->version >= 2)
 		size = offsetof(sbx_run_options, pty);
 	if (opts->version >= 3)
+		size = offsetof(sbx_run_options, as_root);
+	if (opts->version >= 4)
 		size = sizeof(*dst);
 	memcpy(dst, opts, size);
 	return 0;
@@ -48,6 +51,16 @@ int sbx__run_tty_req(struct sbx__run_req *req,
 		     const struct sbx__backend_ops *ops)
 {
 	req->stdin_fd = -1;
+	if (o->as_root && !ops->root_runs)
+		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_CORE,
+				      "run: the %s backend cannot run a program as the sandbox's "
+				      "root (as_root)",
+				      ops->name);
+	req->as_root = o->as_root != 0;
+	/* The policy's working directory is the sandbox user's, 0700: root,
+	 * without CAP_DAC_OVERRIDE, cannot enter it. */
+	if (req->as_root && !o->workdir)
+		req->workdir = "/";
 	if (!o->pty && !o->stream_stdin) {
 		if (o->pty_rows || o->pty_cols)
 			return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE,

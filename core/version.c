@@ -47,10 +47,11 @@ int sbx_run_options_init(sbx_run_options *opts, unsigned int version)
 		return sbx__error_set(SBX_EVERSION, SBX_ERRCLASS_CORE,
 				      "run options version %u is not known (1..%u)", version,
 				      SBX_RUN_OPTIONS_VERSION);
-	/* As above: a version-1 or -2 struct ends before the fields of the next. */
+	/* As above: a struct of version 1 to 3 ends before the fields of the next. */
 	memset(opts, 0,
 	       version == 1   ? offsetof(sbx_run_options, secrets)
 	       : version == 2 ? offsetof(sbx_run_options, pty)
+	       : version == 3 ? offsetof(sbx_run_options, as_root)
 			      : sizeof(*opts));
 	opts->version = version;
 	return 0;

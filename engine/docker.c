@@ -977,6 +977,7 @@ const struct sbx__backend_ops sbx__docker_ops = {
 	.version = SBX_BACKEND_OPS_VERSION,
 	.name = "docker",
 	.host_choices = 1,
+	.root_runs = 1,
 	.open = d_open,
 	.free = d_free,
 	.check = d_check,

@@ -229,10 +229,14 @@ static json_t *exec_body(const struct sbx__run_req *req, int attach)
 			json_decref(cmd);
 			return NULL;
 		}
-	/* No User: the exec runs as the container's, the sandbox's own uid. */
-	return json_pack("{s:b,s:b,s:b,s:b,s:o,s:s,s:b}", "AttachStdin", attach, "AttachStdout",
+	/* No User: the exec runs as the container's, the sandbox's own uid. A
+	 * root run names uid and gid 0 as numbers; the exec keeps the
+	 * container's empty capability sets, seccomp profile and
+	 * no-new-privileges (Privileged is false), and the init's run mode
+	 * applies its own lockdown again (init/lockdown.c). */
+	return json_pack("{s:b,s:b,s:b,s:b,s:o,s:s,s:b,s:s}", "AttachStdin", attach, "AttachStdout",
 			 attach, "AttachStderr", attach, "Tty", req->pty ? 1 : 0, "Cmd", cmd,
-			 "WorkingDir", "/", "Privileged", 0);
+			 "WorkingDir", "/", "Privileged", 0, "User", req->as_root ? "0:0" : "");
 }
 
 /*

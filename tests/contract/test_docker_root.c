@@ -1,0 +1,220 @@
+/*
+ * tests/contract/test_docker_root.c: runs as the sandbox's root
+ * (sbx_run_options.as_root) against the real dockerd, on the handle that
+ * created the sandbox (whose runs otherwise take the init's channel) and on
+ * one from sbx_sandbox_open() (docker exec).
+ *
+ * Root there is uid 0 and nothing more: every capability set empty,
+ * no_new_privs, the same seccomp filter, the same read-only root. Each
+ * privilege root would use is tried and must fail with the error a process
+ * without it gets; and the same runs without as_root are the sandbox's own
+ * uid, so a root run that stayed the sandbox user would fail these.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "support/engine.h"
+
+struct fx {
+	sbx_backend *b;
+	sbx_policy *p;
+	sbx_sandbox *s; /* created: the channel for plain runs */
+	sbx_sandbox *x; /* opened: docker exec */
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (!f || !t_engine_ready())
+		return -1;
+	f->b = t_backend();
+	f->p = t_policy();
+	if (sbx_sandbox_create(&f->s, f->b, f->p) != 0 ||
+	    sbx_sandbox_open(&f->x, f->b, sbx_sandbox_id(f->s)) != 0) {
+		fprintf(stderr, "setup: %s\n", sbx_error_last()->message);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	if (!f) /* the group setup failed before it made the fixture */
+		return 0;
+	sbx_sandbox_detach(f->x);
+	sbx_sandbox_close(f->s);
+	sbx_policy_free(f->p);
+	sbx_backend_free(f->b);
+	free(f);
+	return 0;
+}
+
+static sbx_result *run_as(sbx_sandbox *s, int root, const char *line)
+{
+	sbx_run_options o = SBX_RUN_OPTIONS_INIT;
+
+	o.as_root = root;
+	return t_run(s, line, &o);
+}
+
+/* The status file for the sets and the filter; prctl for no_new_privs and
+ * the ambient set, which gVisor's status file does not list. */
+static const char status_line[] =
+	"id -u; id -g; grep -E '^(CapInh|CapPrm|CapEff|CapBnd|Seccomp):' /proc/self/status | "
+	"tr -s '\\t' ' '; python3 -c \"import ctypes\n"
+	"c=ctypes.CDLL(None)\n"
+	"print('nnp', c.prctl(39,0,0,0,0))\n"
+	"print('ambient', sum(c.prctl(47,1,k,0,0)==1 for k in range(41)))\"";
+
+static const char no_privs[] = "CapInh: 0000000000000000\nCapPrm: 0000000000000000\n"
+			       "CapEff: 0000000000000000\nCapBnd: 0000000000000000\n"
+			       "Seccomp: 2\nnnp 1\nambient 0\n";
+
+static void expect_root(sbx_sandbox *s)
+{
+	sbx_result *r = run_as(s, 1, status_line);
+	char want[512];
+
+	assert_int_equal(r->status, SBX_RUN_EXITED);
+	assert_int_equal(r->exit_code, 0);
+	snprintf(want, sizeof(want), "0\n0\n%s", no_privs);
+	assert_string_equal(r->stdout_data, want);
+	/* The init's channel runs as the sandbox's uid: root goes by exec. */
+	assert_int_equal(r->path, SBX_RUN_PATH_EXEC);
+	sbx_result_free(r);
+}
+
+static void test_engine_root__uid0_without_privileges(void **state)
+{
+	struct fx *f = *state;
+
+	expect_root(f->s);
+	expect_root(f->x);
+}
+
+/* Without as_root, and after a root run, the same handle runs as the
+ * sandbox's own uid, on the channel: the option does not stick. */
+static void test_engine_root__plain_runs_stay_the_user(void **state)
+{
+	struct fx *f = *state;
+	sbx_result *r;
+	unsigned long uid = 0, gid = 0;
+
+	expect_root(f->s);
+	r = run_as(f->s, 0, "id -u; id -g");
+	assert_int_equal(sscanf(r->stdout_data, "%lu\n%lu\n", &uid, &gid), 2);
+	assert_true(uid >= 1500000000ul && uid < 1500000000ul + 65536);
+	assert_int_equal(uid, gid);
+	assert_int_equal(r->path, SBX_RUN_PATH_CHANNEL);
+	sbx_result_free(r);
+}
+
+/*
+ * What root would do with its capabilities, each refused: writing the image
+ * (/etc/hostname: the root is read-only), mounting (CAP_SYS_ADMIN),
+ * becoming another uid (CAP_SETUID), signalling PID 1, the sandbox user's
+ * init (CAP_KILL), reading the user's 0700 working directory
+ * (CAP_DAC_OVERRIDE), giving a file of the user's away (CAP_CHOWN), and
+ * making a device node (CAP_MKNOD). On the gvisor tier the Sentry lets any
+ * uid, the sandbox user's too, make a node in its own tmpfs, which opens
+ * only the Sentry's devices (/dev/mem is ENXIO there): docs/threat-model.md.
+ */
+static void test_engine_root__privileged_acts_fail(void **state)
+{
+	struct fx *f = *state;
+	sbx_result *r = run_as(f->s, 0, "touch /tmp/users && chmod 0644 /tmp/users");
+	char want[256];
+
+	snprintf(want, sizeof(want),
+		 "hostname EROFS\nmount EPERM\nsetuid EPERM\nkill1 EPERM\nworkspace EACCES\n"
+		 "chown EPERM\nmknod %s\n",
+		 t_tier() == SBX_TIER_GVISOR ? "done" : "EPERM");
+	assert_int_equal(r->exit_code, 0);
+	sbx_result_free(r);
+	r = run_as(f->x, 1,
+		   "python3 - <<'EOF'\n"
+		   "import ctypes, errno, os\n"
+		   "c = ctypes.CDLL(None, use_errno=True)\n"
+		   "def tried(name, fn):\n"
+		   "    try:\n"
+		   "        fn()\n"
+		   "        print(name, 'done')\n"
+		   "    except OSError as e:\n"
+		   "        print(name, errno.errorcode[e.errno])\n"
+		   "def mount():\n"
+		   "    os.makedirs('/tmp/m', exist_ok=True)\n"
+		   "    if c.mount(b'none', b'/tmp/m', b'tmpfs', 0, None) != 0:\n"
+		   "        raise OSError(ctypes.get_errno(), 'mount')\n"
+		   "tried('hostname', lambda: open('/etc/hostname', 'w').write('x'))\n"
+		   "tried('mount', mount)\n"
+		   "tried('setuid', lambda: os.setuid(1500000000))\n"
+		   "tried('kill1', lambda: os.kill(1, 0))\n"
+		   "tried('workspace', lambda: os.listdir('/workspace'))\n"
+		   "tried('chown', lambda: os.chown('/tmp/users', 0, 0))\n"
+		   "tried('mknod', lambda: os.mknod('/tmp/null', 0o20666, os.makedev(1, 3)))\n"
+		   "EOF");
+	assert_int_equal(r->exit_code, 0);
+	assert_string_equal(r->stdout_data, want);
+	sbx_result_free(r);
+}
+
+/* A root run's processes end with it, as a user run's do: PID 1, the
+ * sandbox user's, could not end them later (no CAP_KILL). */
+static void test_engine_root__tree_ends_with_the_run(void **state)
+{
+	struct fx *f = *state;
+	sbx_result *r = run_as(f->s, 1, "sleep 4711 & echo started");
+
+	assert_string_equal(r->stdout_data, "started\n");
+	sbx_result_free(r);
+	r = run_as(f->s, 0,
+		   "for p in /proc/[0-9]*; do tr '\\0' ' ' <$p/cmdline 2>/dev/null; echo; "
+		   "done | grep -c '^sleep 4711' || true");
+	assert_string_equal(r->stdout_data, "0\n");
+	sbx_result_free(r);
+}
+
+/* A caller built against version 3 has no as_root: whatever follows its
+ * struct is never read, so its runs stay the sandbox user's. */
+static void test_engine_root__older_options_ignore_it(void **state)
+{
+	struct fx *f = *state;
+	const char *argv[] = {"id", "-u", NULL};
+	sbx_run_options o;
+	sbx_result *r = NULL;
+
+	o.as_root = 7;
+	assert_int_equal(sbx_run_options_init(&o, 3), 0);
+	assert_int_equal(o.as_root, 7);
+	assert_int_equal(sbx_sandbox_run(&r, f->s, argv, &o), 0);
+	assert_string_not_equal(r->stdout_data, "0\n");
+	sbx_result_free(r);
+	assert_int_equal(sbx_run_options_init(&o, 4), 0);
+	assert_int_equal(o.as_root, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_engine_root__uid0_without_privileges),
+		cmocka_unit_test(test_engine_root__plain_runs_stay_the_user),
+		cmocka_unit_test(test_engine_root__privileged_acts_fail),
+		cmocka_unit_test(test_engine_root__tree_ends_with_the_run),
+		cmocka_unit_test(test_engine_root__older_options_ignore_it),
+	};
+
+	return cmocka_run_group_tests_name("engine_contract[docker] runs as root", tests, setup,
+					   teardown);
+}
