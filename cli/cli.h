@@ -23,6 +23,8 @@
 #define CLI_EXIT_KILLED 137
 
 #define CLI_DEFAULT_IMAGE "sandboxio/python:3.11"
+/* The image of the e2b recipe (`image build --recipe e2b`, `serve --e2b-image`). */
+#define CLI_E2B_IMAGE "sandboxio/e2b-base:1"
 #define CLI_DAEMON_SOCKET "/run/sandboxio/sandboxio.sock"
 #define CLI_BACKEND "docker" /* the default; --backend or $SANDBOXIO_BACKEND name another */
 
@@ -88,7 +90,8 @@ struct cli_opts {
 	int tty;	 /* -t: a terminal in the sandbox, ours in raw mode */
 	const char *lang;
 	const char *ref;
-	const char **env; /* NAME=VALUE, env_n of them, NULL-terminated */
+	const char *recipe; /* image build: python (default) or e2b */
+	const char **env;   /* NAME=VALUE, env_n of them, NULL-terminated */
 	size_t env_n;
 	struct cli_allow *allow; /* in the order given, allow_n of them */
 	size_t allow_n;
@@ -193,7 +196,7 @@ int cli_backend_open(const struct cli_opts *o, const sbx_config *cfg, sbx_backen
 const char *cli_socket_path(const struct cli_opts *o);
 
 /* image.c */
-int cli_image_build(const struct cli_opts *o, sbx_backend *b, const char *ref);
+int cli_image_build(const struct cli_opts *o, sbx_backend *b, const char *recipe, const char *ref);
 int cli_ensure_image(const struct cli_opts *o, sbx_backend *b, const char *ref);
 int cmd_image_build(const struct cli_opts *o);
 

@@ -1,11 +1,15 @@
 /*
- * cli/image.c: `sandboxio image build`, the default image made locally.
+ * cli/image.c: `sandboxio image build`, the default image (or the e2b
+ * flavour's) made locally.
  *
  * The image is built from Debian packages by scripts/mkimage.sh, which
- * writes a root filesystem tarball; the library then imports it through the
- * Engine API, so no registry is involved. The script is found at
- * $SANDBOXIO_MKIMAGE, else in the source tree next to an in-tree build
- * (build/sandboxio -> scripts/mkimage.sh), else in the install directory.
+ * writes a root filesystem tarball, by one of its recipes: python (the
+ * default image; the script is called with the tarball's path alone) or
+ * e2b (sandboxio/e2b-base:1, `--recipe e2b` before the path); the library
+ * then imports it through the Engine API, so no registry is involved. The
+ * script is found at $SANDBOXIO_MKIMAGE, else in the source tree next to an
+ * in-tree build (build/sandboxio -> scripts/mkimage.sh), else in the
+ * install directory.
  * It is started with posix_spawn and an argv (no shell parses anything),
  * its output goes to our stderr (stdout is kept for --json), and the
  * temporary directory holding the tarball is removed on every path.
@@ -86,11 +90,24 @@ static int wait_child(pid_t pid, int *status)
 	}
 }
 
-static int run_script(const struct cli_opts *o, const char *script, const char *tar)
+/* The recipes of scripts/mkimage.sh: the first is the default. */
+static const struct {
+	const char *name, *ref;
+} recipes[] = {{"python", CLI_DEFAULT_IMAGE}, {"e2b", CLI_E2B_IMAGE}};
+
+static int
+run_script(const struct cli_opts *o, const char *script, const char *recipe, const char *tar)
 {
 	posix_spawn_file_actions_t fa;
-	char *argv_x[] = {(char *)script, (char *)tar, NULL};
-	char *argv_sh[] = {(char *)"sh", (char *)script, (char *)tar, NULL};
+	int other = strcmp(recipe, recipes[0].name) != 0;
+	char *argv_x[] = {(char *)script, (char *)(other ? "--recipe" : tar),
+			  (char *)(other ? recipe : NULL), (char *)tar, NULL};
+	char *argv_sh[] = {(char *)"sh",
+			   (char *)script,
+			   (char *)(other ? "--recipe" : tar),
+			   (char *)(other ? recipe : NULL),
+			   (char *)tar,
+			   NULL};
 	int direct = access(script, X_OK) == 0, status = 0, rc;
 	pid_t pid;
 
@@ -126,7 +143,7 @@ static int run_script(const struct cli_opts *o, const char *script, const char *
 	return CLI_EXIT_FAIL;
 }
 
-int cli_image_build(const struct cli_opts *o, sbx_backend *b, const char *ref)
+int cli_image_build(const struct cli_opts *o, sbx_backend *b, const char *recipe, const char *ref)
 {
 	char script[PATH_MAX], dir[PATH_MAX], tar[PATH_MAX + 16];
 	const char *base = getenv("TMPDIR");
@@ -148,14 +165,9 @@ int cli_image_build(const struct cli_opts *o, sbx_backend *b, const char *ref)
 		return CLI_EXIT_FAIL;
 	}
 	snprintf(tar, sizeof(tar), "%s/rootfs.tar", dir);
-	if (strcmp(ref, CLI_DEFAULT_IMAGE) == 0)
-		cli_warn("building %s from Debian packages (about a minute)...", ref);
-	else
-		cli_warn(
-			"building %s from Debian packages with the default image's recipe (about a "
-			"minute)...",
-			ref);
-	rc = run_script(o, script, tar);
+	cli_warn("building %s from Debian packages with the %s recipe (about a minute)...", ref,
+		 recipe);
+	rc = run_script(o, script, recipe, tar);
 	if (rc == 0 && !cli_signal_pending()) {
 		cli_warn("importing %s into dockerd...", ref);
 		if (sbx_backend_import_image(b, tar, ref) < 0) {
@@ -193,16 +205,24 @@ int cli_ensure_image(const struct cli_opts *o, sbx_backend *b, const char *ref)
 	if (rc == 1)
 		return 0;
 	cli_warn("image %s is not present; building it first", ref);
-	return cli_image_build(o, b, ref);
+	return cli_image_build(o, b, recipes[0].name, ref);
 }
 
 int cmd_image_build(const struct cli_opts *o)
 {
-	const char *ref = o->ref ? o->ref : CLI_DEFAULT_IMAGE;
+	const char *recipe = o->recipe ? o->recipe : recipes[0].name, *ref = NULL;
 	sbx_backend *b = NULL;
 	sbx_policy *p = NULL;
 	int rc;
 
+	for (size_t i = 0; !ref && i < sizeof(recipes) / sizeof(recipes[0]); i++)
+		if (strcmp(recipe, recipes[i].name) == 0)
+			ref = o->ref ? o->ref : recipes[i].ref;
+	if (!ref) {
+		cli_print_error(o, SBX_EINVALID,
+				"image build: unknown recipe '%.64s' (python or e2b)", recipe);
+		return CLI_EXIT_FAIL;
+	}
 	if (o->nargs > 0) {
 		cli_print_error(o, SBX_EINVALID, "image build takes no arguments (got '%.64s')",
 				o->args[0]);
@@ -223,7 +243,7 @@ int cmd_image_build(const struct cli_opts *o)
 	rc = cli_backend_open(o, NULL, &b);
 	if (rc)
 		return rc;
-	rc = cli_image_build(o, b, ref);
+	rc = cli_image_build(o, b, recipe, ref);
 	sbx_backend_free(b);
 	if (rc == 0 && o->json)
 		cli_print_json(json_pack("{s:s, s:s}", "status", "imported", "image", ref));

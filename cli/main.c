@@ -38,7 +38,7 @@ static const char usage_main[] =
 	"  rm ID [ID...]                         remove sandboxes\n"
 	"  ls [--tenant T]                       list sandboxes\n"
 	"  reap [--dry-run] [--tenant T]         remove sandboxes that nobody will close\n"
-	"  image build [--ref REF]               build the default image locally\n"
+	"  image build [--recipe R] [--ref REF]  build the default (or e2b) image locally\n"
 	"  doctor                                check that this host can run sandboxes\n"
 	"  config --effective [OPTIONS]          print the operator config and what applies\n"
 	"  serve --api e2b [OPTIONS]             serve an E2B-compatible API on this host\n"
@@ -265,12 +265,20 @@ static const char usage_reap[] =
 	"  --tenant T           only this tenant's sandboxes\n";
 
 static const char usage_image[] =
-	"usage: sandboxio image build [--ref REF] [--json] [--socket PATH]\n"
+	"usage: sandboxio image build [--recipe python|e2b] [--ref REF] [--json]\n"
+	"                             [--socket PATH]\n"
 	"\n"
-	"Builds the default sandbox image from Debian packages (mmdebstrap, as root)\n"
-	"and imports it into dockerd as REF (default " CLI_DEFAULT_IMAGE "); no registry\n"
-	"is used. The build script is $SANDBOXIO_MKIMAGE, else scripts/mkimage.sh of the\n"
-	"source tree next to an in-tree build, else the installed one.\n";
+	"Builds a sandbox image from Debian packages (mmdebstrap, as root) and imports\n"
+	"it into dockerd as REF; no registry is used. The build script is\n"
+	"$SANDBOXIO_MKIMAGE, else scripts/mkimage.sh of the source tree next to an\n"
+	"in-tree build, else the installed one.\n"
+	"\n"
+	"options:\n"
+	"  --recipe python      the default image (default REF " CLI_DEFAULT_IMAGE ")\n"
+	"  --recipe e2b         E2B's base template: user 'user', home /home/user, git,\n"
+	"                       curl, sudo, nodejs (default REF " CLI_E2B_IMAGE "), for\n"
+	"                       'serve --e2b-image'\n"
+	"  --ref REF            the image's name\n";
 
 static const char usage_config[] =
 	"usage: sandboxio config --effective [OPTIONS]\n"

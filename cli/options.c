@@ -43,6 +43,7 @@ enum opt_id {
 	O_STDIN,
 	O_LANG,
 	O_REF,
+	O_RECIPE,
 	O_LIFETIME,
 	O_DRY_RUN,
 	O_ALLOW_HOST,
@@ -88,6 +89,7 @@ static const struct opt opts[] = {
 	{"stdin", O_STDIN, 1},
 	{"lang", O_LANG, 1},
 	{"ref", O_REF, 1},
+	{"recipe", O_RECIPE, 1},
 	{"lifetime", O_LIFETIME, 1},
 	{"dry-run", O_DRY_RUN, 0},
 	{"allow-host", O_ALLOW_HOST, 1},
@@ -138,7 +140,7 @@ static unsigned long long mask_for(enum cli_cmd cmd)
 	case CMD_REAP:
 		return M_COMMON | BIT(O_TENANT) | BIT(O_DRY_RUN);
 	case CMD_IMAGE_BUILD:
-		return M_COMMON | BIT(O_REF);
+		return M_COMMON | BIT(O_REF) | BIT(O_RECIPE);
 	case CMD_VERSION:
 	case CMD_DOCTOR:
 		return M_COMMON;
@@ -250,6 +252,9 @@ static int store(struct cli_opts *o, enum opt_id id, const char *val)
 		break;
 	case O_REF:
 		o->ref = val;
+		break;
+	case O_RECIPE:
+		o->recipe = val;
 		break;
 	case O_LIFETIME:
 		o->lifetime = val;
