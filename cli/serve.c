@@ -51,6 +51,7 @@ static const char usage_serve[] =
 	"                 [--api-key-file PATH] [--allow-non-loopback] [--max-timeout S]\n"
 	"                 [--max-connections N] [--max-client-connections N]\n"
 	"                 [--auth-timeout S] [--transfer-timeout S] [--tier T]\n"
+	"                 [--e2b-image IMAGE|none] [--no-e2b-root]\n"
 	"\n"
 	"Serves an E2B-compatible API (the REST control plane and the envd process\n"
 	"and file endpoints, on one listener) backed by this host's Docker engine, so\n"
@@ -87,12 +88,23 @@ static const char usage_serve[] =
 	"                       dockerd; 'sandboxio doctor' shows it). A create the\n"
 	"                       host cannot give that tier is refused with the reason;\n"
 	"                       the operator config's min_tier still applies above it\n"
+	"  --e2b-image IMAGE|none\n"
+	"                       template 'base' as E2B's flavour: this image (build\n"
+	"                       " CLI_E2B_IMAGE " with 'sandboxio image build --recipe\n"
+	"                       e2b'), whose commands run as user 'user' in\n"
+	"                       /home/user, and as the sandbox's root for envd's user\n"
+	"                       'root': uid 0 with no capability, the same seccomp\n"
+	"                       filters and no-new-privileges (sudo gains nothing).\n"
+	"                       Default none: 'base' is the default image and root is\n"
+	"                       refused\n"
+	"  --no-e2b-root        refuse envd's user 'root' in the e2b flavour too\n"
 	"global options --json, --socket, --hosts-file, --config and --audit-log apply\n"
 	"to the sandboxes it makes, as for 'sandboxio create'; they may also follow\n"
 	"'serve'.\n"
 	"\n"
 	"How E2B maps here: templateID absent or 'base' is the default image\n"
-	"(" CLI_DEFAULT_IMAGE " or the operator config's), another templateID a local\n"
+	"(" CLI_DEFAULT_IMAGE " or the operator config's) or the --e2b-image, 'code-\n"
+	"interpreter-v1' the default image, another templateID a local\n"
 	"image; timeout (default 15 s) is the sandbox's lifetime, which\n"
 	"POST /sandboxes/ID/timeout may shorten, or extend up to that lifetime, never\n"
 	"beyond; without any deny control the network is open (as E2B's is), with\n"
@@ -117,7 +129,8 @@ struct serve_args {
 	const char *max_timeout;
 	const char *max_conns, *max_client_conns, *auth_timeout, *transfer_timeout;
 	const char *tier;
-	int allow_non_loopback;
+	const char *e2b_image;
+	int allow_non_loopback, no_root;
 };
 
 enum serve_opt {
@@ -131,6 +144,8 @@ enum serve_opt {
 	SO_AUTH_TIMEOUT,
 	SO_TRANSFER_TIMEOUT,
 	SO_TIER,
+	SO_E2B_IMAGE,
+	SO_NO_ROOT,
 	SO_JSON,
 	SO_SOCKET,
 	SO_HOSTS_FILE,
@@ -154,6 +169,8 @@ static const struct {
 	{"auth-timeout", SO_AUTH_TIMEOUT, 1},
 	{"transfer-timeout", SO_TRANSFER_TIMEOUT, 1},
 	{"tier", SO_TIER, 1},
+	{"e2b-image", SO_E2B_IMAGE, 1},
+	{"no-e2b-root", SO_NO_ROOT, 0},
 	{"json", SO_JSON, 0},
 	{"socket", SO_SOCKET, 1},
 	{"hosts-file", SO_HOSTS_FILE, 1},
@@ -194,6 +211,12 @@ static void store(struct cli_opts *o, struct serve_args *a, enum serve_opt id, c
 		break;
 	case SO_TIER:
 		a->tier = val;
+		break;
+	case SO_E2B_IMAGE:
+		a->e2b_image = val;
+		break;
+	case SO_NO_ROOT:
+		a->no_root = 1;
 		break;
 	case SO_JSON:
 		o->json = 1;
@@ -609,6 +632,50 @@ static int default_image(const struct cli_opts *o, const sbx_config *cfg, char *
 	return rc;
 }
 
+/* --e2b-image as an argument, checked with the others: none, or a valid
+ * image reference. */
+static int e2b_image_arg(const struct cli_opts *o, const char *arg)
+{
+	sbx_policy *p = NULL;
+	int rc = 0;
+
+	if (!arg || strcmp(arg, "none") == 0)
+		return 0;
+	if (sbx_policy_new(&p) < 0 || sbx_policy_set_image(p, arg) < 0) {
+		cli_print_error(o, SBX_EINVALID, "serve: --e2b-image '%.128s': %s", arg,
+				sbx_error_last()->message);
+		rc = CLI_EXIT_FAIL;
+	}
+	sbx_policy_free(p);
+	return rc;
+}
+
+/* --e2b-image once the engine is open: none (or absent) is NULL in *out;
+ * an image must be present, since it is never built or pulled here. */
+static int e2b_image(const struct cli_opts *o, const char *arg, sbx_backend *b, const char **out)
+{
+	int rc;
+
+	*out = NULL;
+	if (!arg || strcmp(arg, "none") == 0)
+		return 0;
+	rc = sbx_backend_image_exists(b, arg);
+	if (rc < 0) {
+		cli_print_lib_error(o);
+		return CLI_EXIT_FAIL;
+	}
+	if (rc == 0) {
+		cli_print_error(o, SBX_ENOTFOUND,
+				"serve: --e2b-image %.128s is not an image of this host's engine: "
+				"build it with 'sandboxio image build --recipe e2b%s%.128s'",
+				arg, strcmp(arg, CLI_E2B_IMAGE) == 0 ? "" : " --ref ",
+				strcmp(arg, CLI_E2B_IMAGE) == 0 ? "" : arg);
+		return CLI_EXIT_FAIL;
+	}
+	*out = arg;
+	return 0;
+}
+
 /*
  * One function on purpose (some 150 lines): the command's steps in order,
  * from its options to the server's stop, with one cleanup path (out:) that
@@ -706,6 +773,8 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 			a.listen);
 		return CLI_EXIT_FAIL;
 	}
+	if (e2b_image_arg(o, a.e2b_image))
+		return CLI_EXIT_FAIL;
 	if (!la.loopback)
 		cli_warn("serve: warning: listening on %s, which is not loopback: anyone who "
 			 "reaches it with the API key runs code on this host's Docker engine, and "
@@ -735,6 +804,8 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 		rc = default_image(o, cfg, &image);
 	if (!rc)
 		rc = cli_ensure_image(o, b, image);
+	if (!rc)
+		rc = e2b_image(o, a.e2b_image, b, &ec.e2b_image);
 	if (rc)
 		goto out;
 	fd = sbxs_listen((const struct sockaddr *)&la.ss, la.len, la.host, &port, err, sizeof(err));
@@ -745,6 +816,7 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 	}
 	ec.backend = b;
 	ec.default_image = image;
+	ec.no_root = a.no_root;
 	ec.api_key = key;
 	ec.max_timeout_s = max_ms / 1000;
 	ec.min_tier = tier;

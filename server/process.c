@@ -242,7 +242,7 @@ sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_r
 	uint64_t timeout = 0, ka_s = KEEPALIVE_DEFAULT_S;
 	uint32_t len;
 	json_t *j;
-	int started;
+	int started, as_root = 0;
 
 	if (!ct || strncasecmp(ct, "application/connect+json", 24) != 0)
 		return sbxs_connect_error(
@@ -264,13 +264,15 @@ sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_r
 				"Keepalive-Ping-Interval must be 1 to 3600 seconds");
 		ka_s = v;
 	}
-	if (sbxs_basic_user(c, user, sizeof(user)) < 0 || !sbxs_user_ok(user)) {
+	if (sbxs_basic_user(c, user, sizeof(user)) < 0) {
 		snprintf(err, sizeof(err),
 			 "user '%s' is not available on this server: commands run as the sandbox "
 			 "user",
 			 user);
 		return sbxs_stream_error(c, "permission_denied", err);
 	}
+	if (sbxs_run_user(b, user, &as_root, err, sizeof(err)) < 0)
+		return sbxs_stream_error(c, "permission_denied", err);
 	if (rq->len < 5 || (rq->body[0] & 0xff) != 0)
 		return sbxs_stream_error(c, "invalid_argument",
 					 rq->len >= 5 && (rq->body[0] & 1)
@@ -300,6 +302,11 @@ sbxs_envd_start(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_r
 		return sbxs_stream_error(c, code, err);
 	}
 	json_decref(j);
+	pr->as_root = as_root;
+	if (sbxs_user_defaults(b, pr) < 0) {
+		sbxs_proc_free(pr);
+		return sbxs_stream_error(c, "resource_exhausted", "out of memory");
+	}
 	if (pr->pty && sbxs_pty_open(pr) < 0) {
 		sbxs_proc_free(pr);
 		return sbxs_stream_error(c, "resource_exhausted",

@@ -360,10 +360,19 @@ static int build_policy(struct sbxs_server *srv,
 		*status = 500;
 		goto fail;
 	}
-	/* "base" and the code interpreter SDK's default template are the
+	/* "base" is the e2b flavour's image when the server has one (the code
+	 * interpreter's default needs the default image's Python libraries);
+	 * else it and the code interpreter SDK's default template are the
 	 * server's default image. */
-	if (cr->template_id && strcmp(cr->template_id, "base") != 0 &&
-	    strcmp(cr->template_id, "code-interpreter-v1") != 0) {
+	if (srv->e2b_image && (!cr->template_id || strcmp(cr->template_id, "base") == 0)) {
+		if (sbx_policy_set_image(p, srv->e2b_image) < 0) {
+			snprintf(err, esize, "%s", sbx_error_last()->message);
+			*status = 500;
+			goto fail;
+		}
+		b->flavour = 1;
+	} else if (cr->template_id && strcmp(cr->template_id, "base") != 0 &&
+		   strcmp(cr->template_id, "code-interpreter-v1") != 0) {
 		char why[160];
 
 		if (sbxs_image_ref_ok(cr->template_id, why, sizeof(why)) < 0) {

@@ -464,6 +464,7 @@ void *sbxs_worker_main(void *arg)
 		if (rc == 0) {
 			ro.env = (const char *const *)pr->env;
 			ro.workdir = pr->cwd;
+			ro.as_root = pr->as_root;
 			ro.stdin_data = pr->in;
 			ro.stdin_len = pr->in_len;
 			ro.timeout_ms = t;

@@ -104,6 +104,7 @@ struct sbxs_proc {
 	json_t *config; /* ProcessConfig as given, for List */
 	char **argv, **env;
 	char *cwd;
+	int as_root; /* envd's user "root": a run as the sandbox's root */
 	int want_stdin, stdin_closed;
 	/* A terminal (server/pty.c): its size (the latest asked), one asked
 	 * while the run was opening (applied at its first output), and the
@@ -153,6 +154,7 @@ struct sbxs_box {
 	char traffic[65];   /* the traffic access token of its ports (server/port.c) */
 	int public_traffic; /* network.allowPublicTraffic true: no traffic token */
 	int secure;
+	int flavour; /* made from the server's e2b_image (user `user`, root on request) */
 	char *template_id;
 	json_t *metadata, *network;
 	int internet; /* allow_internet_access: -1 not given */
@@ -182,6 +184,8 @@ struct sbxs_server {
 	pthread_cond_t cv; /* workers and live counts */
 	sbx_backend *b;
 	char *default_image;
+	char *e2b_image; /* NULL: none (struct sbxs_config) */
+	int no_root;
 	char *key;
 	size_t key_len;
 	uint64_t max_timeout_s;
@@ -418,8 +422,18 @@ enum MHD_Result sbxs_port_too_big(struct MHD_Connection *c, struct sbxs_req *rq)
 
 /* E2B's path in the sandbox as a clean absolute path here; -1: unusable. */
 int sbxs_map_path(const char *in, char *out, size_t size);
-/* Whether a user name is E2B's default one (or none): the only one here. */
+/* Whether a user name is E2B's default one (or none): the only one of
+ * envd's file endpoints here. */
 int sbxs_user_ok(const char *name);
+/* The user a command of box b runs as: E2B's default (or none), or "root"
+ * in a sandbox of the e2b flavour unless the server refuses root
+ * (*as_root set). -1 with err, naming what would allow it, for any other. */
+int sbxs_run_user(
+	const struct sbxs_box *b, const char *name, int *as_root, char *err, size_t esize);
+/* In the e2b flavour, what envd gives a command of its user: HOME, USER and
+ * LOGNAME, where the request sets none of them, and for root the working
+ * directory /root where it names none. 0, or -1 when memory ran out. */
+int sbxs_user_defaults(const struct sbxs_box *b, struct sbxs_proc *pr);
 
 /* ===== sign.c: signed URLs and gzip bodies ===== */
 

@@ -316,8 +316,10 @@ int sbxs_start(struct sbxs_server **out, const struct sbxs_config *c, char *err,
 	srv->max_timeout_s = c->max_timeout_s;
 	srv->min_tier = c->min_tier;
 	srv->default_image = strdup(c->default_image);
+	srv->e2b_image = c->e2b_image ? strdup(c->e2b_image) : NULL;
+	srv->no_root = c->no_root;
 	srv->key = strdup(c->api_key);
-	if (!srv->default_image || !srv->key) {
+	if (!srv->default_image || !srv->key || (c->e2b_image && !srv->e2b_image)) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -338,6 +340,7 @@ fail:
 		explicit_bzero(srv->key, strlen(srv->key));
 	free(srv->key);
 	free(srv->default_image);
+	free(srv->e2b_image);
 	pthread_cond_destroy(&srv->cv);
 	pthread_mutex_destroy(&srv->mu);
 	free(srv);
@@ -387,6 +390,7 @@ void sbxs_free(struct sbxs_server *srv)
 	explicit_bzero(srv->key, srv->key_len);
 	free(srv->key);
 	free(srv->default_image);
+	free(srv->e2b_image);
 	pthread_cond_destroy(&srv->cv);
 	pthread_mutex_destroy(&srv->mu);
 	free(srv);

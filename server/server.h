@@ -23,8 +23,14 @@
 struct sbxs_server;
 
 struct sbxs_config {
-	sbx_backend *backend;		 /* lent: outlives the server */
-	const char *default_image;	 /* templateID absent or "base"; copied */
+	sbx_backend *backend;	   /* lent: outlives the server */
+	const char *default_image; /* templateID absent or "base"; copied */
+	/* Template "base" as E2B's flavour: this image (the e2b recipe's:
+	 * user `user`, home /home/user), and envd's user "root" a run as the
+	 * sandbox's root (sbx_run_options.as_root) unless no_root. NULL: base
+	 * is default_image, and root is refused. Copied. */
+	const char *e2b_image;
+	int no_root;
 	const char *api_key;		 /* NUL-terminated; copied into memory wiped at stop */
 	uint64_t max_timeout_s;		 /* the ceiling of every sandbox timeout */
 	sbx_tier min_tier;		 /* the least isolation of every sandbox it makes */

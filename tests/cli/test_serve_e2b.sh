@@ -100,6 +100,22 @@ rc=$?
 [ $rc -eq 125 ] && grep -q "expected ADDR:PORT" "$work/err" && ok "a --listen name other than localhost is refused" ||
 	{ status=$rc; cp "$work/err" "$work/body"; bad "--listen name"; }
 
+# --e2b-image names an image of the engine, never built or pulled by serve.
+"$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$work/key" \
+	--e2b-image sandboxio/no-such-e2b:1 >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc -eq 125 ] && grep -q "sandboxio/no-such-e2b:1 is not an image" "$work/err" &&
+	grep -q "image build --recipe e2b --ref sandboxio/no-such-e2b:1" "$work/err" && [ ! -s "$work/out" ] &&
+	ok "a missing --e2b-image is refused (125), naming the command that builds it" ||
+	{ status=$rc; cp "$work/err" "$work/body"; bad "--e2b-image missing"; }
+"$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$work/nokey" --e2b-image 'Not A Ref' \
+	>"$work/out" 2>"$work/err"
+rc=$?
+[ $rc -eq 125 ] && grep -q -- "--e2b-image 'Not A Ref'" "$work/err" && [ ! -s "$work/out" ] &&
+	[ ! -e "$work/nokey" ] &&
+	ok "an --e2b-image that is not an image reference is refused (125) before a key file is made" ||
+	{ status=$rc; cp "$work/err" "$work/body"; bad "--e2b-image bad ref"; }
+
 "$CLI" help serve >"$work/out" 2>&1 && grep -q -- "--api-key-file PATH" "$work/out" &&
 	"$CLI" --help | grep -q "serve --api e2b" && ok "help serve and the command list describe serve" ||
 	{ status=-; cp "$work/out" "$work/body"; bad "help serve"; }
