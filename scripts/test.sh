@@ -1,7 +1,8 @@
 #!/bin/sh
 # test.sh: the one command that runs every test on a fresh Debian machine.
 # Installs what the tests need and starts dockerd (scripts/setup.sh), builds
-# the default image if it is missing, then runs `make check`: the -Werror
+# the default image and the e2b flavour's if they are missing, then runs
+# `make check`: the -Werror
 # build, unit tests, contract tests against the real dockerd, the same under
 # ASan+UBSan, the header test, the format check and the ABI check.
 set -eu
@@ -14,6 +15,12 @@ if ! curl -fsS --unix-socket /var/run/docker.sock \
 	! docker run --rm --network none --entrypoint python3 sandboxio/python:3.11 \
 		-c 'import matplotlib, pandas' >/dev/null 2>&1; then
 	SANDBOXIO_INIT="$PWD/build/sbx-init" build/sandboxio image build
+fi
+# The e2b flavour's image (tests/sdk/e2b-flavour.mjs runs against a server
+# started with --e2b-image), built when it is missing: some 30 s.
+if ! curl -fsS --unix-socket /var/run/docker.sock \
+	http://localhost/v1.41/images/sandboxio%2Fe2b-base:1/json >/dev/null 2>&1; then
+	SANDBOXIO_INIT="$PWD/build/sbx-init" build/sandboxio image build --recipe e2b
 fi
 # Each suite's "==" line gets the time it started, so that the log shows
 # where the time goes; make's own exit status is the script's.
