@@ -291,6 +291,10 @@ start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/bash","args":["-c","echo x
 start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/bash","args":["-c","echo x"],"user":"root"}}'
 grep -q 'unknown field \\"user\\"' "$work/frames" && ok "an unknown ProcessConfig field: invalid_argument" ||
 	bad "ProcessConfig unknown field"
+# envd's user "root" (Basic root:) runs only in the e2b flavour (serve --e2b-image).
+start "$OPEN_ID" "$OPEN_TOK" "$(bash_cmd '"id -u"')" -H 'Authorization: Basic cm9vdDo='
+grep -aq 'permission_denied' "$work/stream" && grep -aq -- "started with --e2b-image" "$work/stream" &&
+	ok "user root without --e2b-image: permission_denied naming the option" || bad "Start as root"
 # A terminal (server/pty.c): its bytes come as "pty" data, never stdout.
 start "$OPEN_ID" "$OPEN_TOK" '{"process":{"cmd":"/bin/sh","args":["-c","stty size; [ -t 0 ] && [ -t 2 ] && echo on-a-tty; exit 4"]},"pty":{"size":{"cols":81,"rows":25}}}'
 [ "$("$PY" "$H" out "$work/stream" pty; echo .)" = $'25 81\r\non-a-tty\r\n.' ] && stdout_is '' &&
