@@ -59,6 +59,7 @@ struct sbx__audit_run {
 	const sbx_secrets *secrets;
 	size_t stdin_len;
 	int raw_output;
+	int as_root; /* as the sandbox's root (sbx_run_options.as_root) */
 };
 
 int sbx__audit_create(struct sbx__audit *a,

@@ -504,6 +504,7 @@ int sbx__audit_run_start(struct sbx__audit *a,
 	json_object_set_new(ev, "secret_names", secrets);
 	json_object_set_new(ev, "stdin_bytes", json_integer((json_int_t)r->stdin_len));
 	json_object_set_new(ev, "raw_output", json_boolean(r->raw_output));
+	json_object_set_new(ev, "as_root", json_boolean(r->as_root));
 	return emit(a, ev);
 }
 

@@ -698,6 +698,7 @@ static int run_scoped(sbx_result **out,
 	ar.secrets = opts->secrets;
 	ar.stdin_len = stdin_len;
 	ar.raw_output = opts->raw_output;
+	ar.as_root = req.as_root;
 	/* The run's span: its id is the run's id in the audit events too. */
 	snprintf(span_name, sizeof(span_name), "sandboxio.%s", what);
 	sbx__span_begin(s->backend->tracer, &sp, span_name, &s->span, opts->traceparent);

@@ -24,19 +24,37 @@
 #include "support/engine.h"
 
 struct fx {
+	char start[8192]; /* the last run.start audit event */
 	sbx_backend *b;
 	sbx_policy *p;
 	sbx_sandbox *s; /* created: the channel for plain runs */
 	sbx_sandbox *x; /* opened: docker exec */
 };
 
+static int on_audit(const char *line, size_t len, void *payload)
+{
+	struct fx *f = payload;
+
+	if (len < sizeof(f->start) && strstr(line, "\"run.start\"")) {
+		memcpy(f->start, line, len);
+		f->start[len] = '\0';
+	}
+	return 0;
+}
+
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
+	sbx_backend_options bo = SBX_BACKEND_OPTIONS_INIT;
 
 	if (!f || !t_engine_ready())
 		return -1;
-	f->b = t_backend();
+	bo.audit_cb = on_audit;
+	bo.audit_payload = f;
+	if (sbx_backend_open(&f->b, "docker", &bo) != 0) {
+		fprintf(stderr, "setup: %s\n", sbx_error_last()->message);
+		return -1;
+	}
 	f->p = t_policy();
 	if (sbx_sandbox_create(&f->s, f->b, f->p) != 0 ||
 	    sbx_sandbox_open(&f->x, f->b, sbx_sandbox_id(f->s)) != 0) {
@@ -102,6 +120,26 @@ static void test_engine_root__uid0_without_privileges(void **state)
 
 	expect_root(f->s);
 	expect_root(f->x);
+}
+
+/* The audit's run.start says which runs were root, and where they ran. */
+static void test_engine_root__audited(void **state)
+{
+	struct fx *f = *state;
+	json_t *ev;
+
+	sbx_result_free(run_as(f->s, 1, "true"));
+	ev = json_loads(f->start, 0, NULL);
+	assert_non_null(ev);
+	assert_true(json_is_true(json_object_get(ev, "as_root")));
+	assert_string_equal(json_string_value(json_object_get(ev, "workdir")), "/");
+	json_decref(ev);
+	sbx_result_free(run_as(f->s, 0, "true"));
+	ev = json_loads(f->start, 0, NULL);
+	assert_non_null(ev);
+	assert_true(json_is_false(json_object_get(ev, "as_root")));
+	assert_string_equal(json_string_value(json_object_get(ev, "workdir")), "/workspace");
+	json_decref(ev);
 }
 
 /* Without as_root, and after a root run, the same handle runs as the
@@ -209,6 +247,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_engine_root__uid0_without_privileges),
+		cmocka_unit_test(test_engine_root__audited),
 		cmocka_unit_test(test_engine_root__plain_runs_stay_the_user),
 		cmocka_unit_test(test_engine_root__privileged_acts_fail),
 		cmocka_unit_test(test_engine_root__tree_ends_with_the_run),
