@@ -15,9 +15,10 @@
  * one at a time per process, in order; CloseStdin is one more. One deadline
  * (--transfer-timeout) bounds a write and its wait for an earlier one, so a
  * queue of writes behind a process that does not read holds no connection
- * longer than that. Everything runs as the sandbox user inside the
- * sandbox; the FIFOs have mode 0600 and a random name, and the wrapper
- * removes them when the command ends.
+ * longer than that. Everything runs as the command's user inside the
+ * sandbox (the sandbox user, or its root for a root command of the e2b
+ * flavour: each can open only its own FIFOs); the FIFOs have mode 0600 and
+ * a random name, and the wrapper removes them when the command ends.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -58,6 +59,7 @@ int sbxs_stdin_prepare(struct sbxs_proc *pr, uint64_t timeout_ms)
 	snprintf(pr->fifo, sizeof(pr->fifo), "/tmp/.sbx-in-%s", hex);
 	argv[4] = pr->fifo;
 	ro.timeout_ms = timeout_ms;
+	ro.as_root = pr->as_root;
 	rc = sbx_sandbox_run(&r, pr->box->s, argv, &ro);
 	if (rc < 0)
 		return rc;
@@ -110,6 +112,7 @@ int sbxs_stdin_write(
 	ro.timeout_ms = deadline > now ? deadline - now : 1;
 	ro.stdin_data = data;
 	ro.stdin_len = n;
+	ro.as_root = pr->as_root;
 	rc = sbx_sandbox_open(&h, srv->b, sbx_sandbox_id(b->s));
 	if (rc == 0) {
 		rc = sbx_sandbox_run(&r, h, argv, &ro);

@@ -86,6 +86,13 @@ await step('root', async () => {
 		/sudo 1\n$/.test(s.stdout), JSON.stringify(s.stdout))
 	const u = await sbx.commands.run('whoami')
 	check('the next command is user again', u.stdout === 'user\n', JSON.stringify(u.stdout))
+	const h = await sbx.commands.run('id -u; cat; echo end', { user: 'root', stdin: true,
+		background: true })
+	await h.sendStdin('one\n')
+	await h.closeStdin()
+	const e = await h.wait()
+	check('a root command takes streamed stdin', e.stdout === '0\none\nend\n',
+		JSON.stringify(e.stdout))
 })
 
 await step('kill', async () => {
