@@ -489,6 +489,20 @@ static void test_controls__io_and_exit_codes(void **state)
 	assert_memory_equal(back, bin, len);
 	sbx_free(back);
 	assert_int_equal(sbx_sandbox_read_file(&back, &len, f->s, "/tmp/none", 0), SBX_ENOTFOUND);
+	/* A run as the sandbox's root: uid 0 with no capability on docker; a
+	 * provider's root is root with its powers, so the others refuse it. */
+	o = (sbx_run_options)SBX_RUN_OPTIONS_INIT;
+	o.as_root = 1;
+	if (is_backend("docker")) {
+		r = t_run(f->s, "id -u; grep CapEff /proc/self/status", &o);
+		assert_string_equal(r->stdout_data, "0\nCapEff:\t0000000000000000\n");
+		sbx_result_free(r);
+	} else {
+		r = NULL;
+		assert_int_equal(sbx_sandbox_run(&r, f->s, cat, &o), SBX_EUNSUPPORTED);
+		assert_non_null(strstr(sbx_error_last()->message, "as_root"));
+		assert_null(r);
+	}
 }
 
 /* ===== Isolation tier ===== */

@@ -72,7 +72,8 @@ static void test_core_sandbox_args__options_init_writes_only_its_version(void **
 	(void)state;
 	init_keeps_within(offsetof(sbx_run_options, secrets), 1, 1);
 	init_keeps_within(offsetof(sbx_run_options, pty), 1, 2);
-	init_keeps_within(sizeof(sbx_run_options), 1, 3);
+	init_keeps_within(offsetof(sbx_run_options, as_root), 1, 3);
+	init_keeps_within(sizeof(sbx_run_options), 1, 4);
 	init_keeps_within(offsetof(sbx_backend_options, config), 0, 1);
 	init_keeps_within(offsetof(sbx_backend_options, audit_path), 0, 2);
 	init_keeps_within(offsetof(sbx_backend_options, hosts_file), 0, 3);
