@@ -17,59 +17,10 @@
 // and exits non-zero when any failed.
 import http from 'node:http'
 import { Sandbox, TimeoutError } from '@e2b/code-interpreter'
+import { check, engine, finish, requireE2bEnv, step, tenantContainers } from './lib.mjs'
 
 const tenant = process.env.SBX_E2B_TENANT
 const suite = `sdk-ci-${process.pid}`
-let passed = 0
-let failed = 0
-
-function check(name, cond, detail) {
-	if (cond) {
-		passed++
-		console.log(`ok   ${name}`)
-	} else {
-		failed++
-		console.log(`FAIL ${name}${detail === undefined ? '' : `: ${detail}`}`)
-	}
-}
-
-async function step(name, fn) {
-	try {
-		await fn()
-	} catch (e) {
-		failed++
-		console.log(`FAIL ${name}: threw ${e && e.name}: ${e && e.message}${e && e.cause ? ` (${e.cause.message || e.cause})` : ""}`)
-	}
-}
-
-// One call of the Docker Engine API on its unix socket (loopback only).
-function engine(method, path, body) {
-	return new Promise((resolve, reject) => {
-		const req = http.request({
-			socketPath: process.env.DOCKER_SOCKET || '/var/run/docker.sock',
-			path: `/v1.41${path}`,
-			method,
-			headers: body ? { 'Content-Type': 'application/json' } : {},
-		}, (res) => {
-			const chunks = []
-			res.on('data', (c) => chunks.push(c))
-			res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }))
-		})
-		req.on('error', reject)
-		if (body)
-			req.write(JSON.stringify(body))
-		req.end()
-	})
-}
-
-// The ids of this run's tenant's containers.
-async function tenantContainers() {
-	const f = encodeURIComponent(JSON.stringify({ label: [`io.sandboxio.tenant=${tenant}`] }))
-	const r = await engine('GET', `/containers/json?all=1&filters=${f}`)
-	if (r.status !== 200)
-		throw new Error(`Engine API: ${r.status} ${r.body}`)
-	return JSON.parse(r.body).map((c) => c.Id)
-}
 
 // Runs argv in a container as the Engine does (docker exec), to the end.
 async function engineExec(id, argv) {
@@ -83,25 +34,20 @@ async function engineExec(id, argv) {
 		throw new Error(`exec ${argv.join(' ')}: exit ${info.ExitCode}`)
 }
 
-for (const v of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY', 'SBX_E2B_TENANT'])
-	if (!process.env[v]) {
-		console.log(`FAIL ${v} is not set (run tests/sdk/run-e2b.sh)`)
-		process.exit(1)
-	}
+requireE2bEnv()
 
-const before = new Set(await tenantContainers())
+const before = new Set(await tenantContainers(tenant))
 let sbx
 let cid
 await step('Sandbox.create', async () => {
 	sbx = await Sandbox.create({ metadata: { suite, 'io.sandboxio.tenant': tenant }, timeoutMs: 300_000 })
-	const mine = (await tenantContainers()).filter((id) => !before.has(id))
+	const mine = (await tenantContainers(tenant)).filter((id) => !before.has(id))
 	cid = mine.length === 1 ? mine[0] : undefined
 	check('Sandbox.create() of the code interpreter gives a sandbox and one container', /^[a-z0-9]{20}$/.test(sbx.sandboxId) && cid,
 		`${sbx.sandboxId} ${mine}`)
 })
 if (!sbx) {
-	console.log(`${passed} passed, ${failed + 1} failed`)
-	process.exit(1)
+	finish(1)
 }
 
 await step('state between cells', async () => {
@@ -295,5 +241,4 @@ await step('the sandbox\'s deadline', async () => {
 	}
 })
 
-console.log(`${passed} passed, ${failed} failed`)
-process.exit(failed ? 1 : 0)
+finish()

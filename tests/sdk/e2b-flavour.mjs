@@ -8,35 +8,11 @@
 // with --e2b-image), with the same environment as tests/sdk/e2b.mjs. Prints
 // one line per check and exits non-zero when any failed.
 import { Sandbox, Template } from 'e2b'
+import { check, finish, requireE2bEnv, step } from './lib.mjs'
 
 const tenant = process.env.SBX_E2B_TENANT
-let passed = 0
-let failed = 0
 
-function check(name, cond, detail) {
-	if (cond) {
-		passed++
-		console.log(`ok   ${name}`)
-	} else {
-		failed++
-		console.log(`FAIL ${name}${detail === undefined ? '' : `: ${detail}`}`)
-	}
-}
-
-async function step(name, fn) {
-	try {
-		await fn()
-	} catch (e) {
-		failed++
-		console.log(`FAIL ${name}: threw ${e && e.name}: ${e && e.message}`)
-	}
-}
-
-for (const v of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY', 'SBX_E2B_TENANT'])
-	if (!process.env[v]) {
-		console.log(`FAIL ${v} is not set (run tests/sdk/run-e2b.sh)`)
-		process.exit(1)
-	}
+requireE2bEnv()
 
 await step('Template.exists', async () => {
 	check('Template.exists("base") is true', (await Template.exists('base')) === true)
@@ -47,8 +23,7 @@ await step('Sandbox.create', async () => {
 	sbx = await Sandbox.create({ metadata: { 'io.sandboxio.tenant': tenant }, timeoutMs: 120_000 })
 })
 if (!sbx) {
-	console.log(`${passed} passed, ${failed + 1} failed`)
-	process.exit(1)
+	finish(1)
 }
 
 await step('the default user', async () => {
@@ -99,5 +74,4 @@ await step('kill', async () => {
 	check('kill() returns true', (await sbx.kill()) === true)
 })
 
-console.log(`${passed} passed, ${failed} failed`)
-process.exit(failed ? 1 : 0)
+finish()

@@ -6,19 +6,8 @@
 // Run by tests/sdk/run-e2b.sh against its third server, with the same
 // environment as tests/sdk/e2b.mjs. Exits non-zero when any check failed.
 import { Sandbox } from 'e2b'
+import { check, finish } from './lib.mjs'
 
-let passed = 0
-let failed = 0
-
-function check(name, cond, detail) {
-	if (cond) {
-		passed++
-		console.log(`ok   ${name}`)
-	} else {
-		failed++
-		console.log(`FAIL ${name}${detail === undefined ? '' : `: ${detail}`}`)
-	}
-}
 
 let sbx
 try {
@@ -38,10 +27,8 @@ try {
 		e && /permission_denied/.test(e.message) && /--no-e2b-root/.test(e.message),
 		e ? e.message : 'it ran')
 } catch (e) {
-	failed++
-	console.log(`FAIL threw ${e && e.name}: ${e && e.message}`)
+	check('the SDK calls do not throw', false, `${e && e.name}: ${e && e.message}`)
 }
 if (sbx)
 	check('kill() returns true', (await sbx.kill()) === true)
-console.log(`${passed} passed, ${failed} failed`)
-process.exit(failed ? 1 : 0)
+finish()

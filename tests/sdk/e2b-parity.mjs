@@ -19,52 +19,12 @@ import {
 	Template,
 	TimeoutError,
 } from 'e2b'
+import { check, finish, requireE2bEnv, step, thrown } from './lib.mjs'
 
 const tenant = process.env.SBX_E2B_TENANT
 const suite = `parity-${process.pid}`
-let passed = 0
-let failed = 0
-const covered = new Set()
 
-function check(name, cond, detail) {
-	if (cond) {
-		passed++
-		console.log(`ok   ${name}`)
-	} else {
-		failed++
-		console.log(`FAIL ${name}${detail === undefined ? '' : `: ${detail}`}`)
-	}
-}
-
-// Runs fn; a throw is a failed check rather than the end of the proof.
-// calls: the SDK calls the step covers (counted when it passes).
-async function step(name, calls, fn) {
-	const before = failed
-	try {
-		await fn()
-	} catch (e) {
-		failed++
-		console.log(`FAIL ${name}: threw ${e && e.name}: ${e && e.message}`)
-	}
-	if (failed === before)
-		for (const c of calls)
-			covered.add(c)
-}
-
-async function thrown(fn) {
-	try {
-		await fn()
-	} catch (e) {
-		return e
-	}
-	return undefined
-}
-
-for (const v of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY', 'SBX_E2B_TENANT'])
-	if (!process.env[v]) {
-		console.log(`FAIL ${v} is not set (run tests/sdk/run-e2b.sh)`)
-		process.exit(1)
-	}
+requireE2bEnv()
 
 const metadata = { suite, 'io.sandboxio.tenant': tenant }
 const sbx = await Sandbox.create({ metadata, timeoutMs: 300_000 })
@@ -349,6 +309,4 @@ await step('a sandbox killed mid-command', ['commands.run (killed mid-command)']
 })
 
 await sbx.kill()
-console.log(`${covered.size} SDK calls covered: ${[...covered].sort().join(', ')}`)
-console.log(`${passed} passed, ${failed} failed`)
-process.exit(failed ? 1 : 0)
+finish()

@@ -18,36 +18,12 @@
 import http from 'node:http'
 import { createHash } from 'node:crypto'
 import { Sandbox } from 'e2b'
+import { check, finish, requireE2bEnv, step } from './lib.mjs'
 
 const tenant = process.env.SBX_E2B_TENANT
 const suite = `ports-${process.pid}`
-let passed = 0
-let failed = 0
 
-function check(name, cond, detail) {
-	if (cond) {
-		passed++
-		console.log(`ok   ${name}`)
-	} else {
-		failed++
-		console.log(`FAIL ${name}${detail === undefined ? '' : `: ${detail}`}`)
-	}
-}
-
-async function step(name, fn) {
-	try {
-		await fn()
-	} catch (e) {
-		failed++
-		console.log(`FAIL ${name}: threw ${e && e.name}: ${e && e.message}`)
-	}
-}
-
-for (const v of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY', 'SBX_E2B_TENANT'])
-	if (!process.env[v]) {
-		console.log(`FAIL ${v} is not set (run tests/sdk/run-e2b.sh)`)
-		process.exit(1)
-	}
+requireE2bEnv()
 const server = new URL(process.env.E2B_SANDBOX_URL)
 if (server.hostname !== '127.0.0.1' && server.hostname !== 'localhost' && server.hostname !== '[::1]') {
 	console.log(`FAIL the server is not on loopback: ${server.href}`)
@@ -279,5 +255,4 @@ await step('allowPublicTraffic: true needs no token', async () => {
 
 await h.kill()
 await sbx.kill()
-console.log(`${passed} passed, ${failed} failed`)
-process.exit(failed ? 1 : 0)
+finish()

@@ -24,81 +24,14 @@
 // environment (E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY, SBX_E2B_TENANT).
 // Prints one line per check, then the number of distinct SDK calls it
 // covered, and exits non-zero when any check failed.
-import http from 'node:http'
 import { CommandExitError, Sandbox } from '@e2b/code-interpreter'
+import { check, cover, engine, finish, requireE2bEnv, step, tenantContainers, thrown } from './lib.mjs'
 
 const tenant = process.env.SBX_E2B_TENANT
 const suite = `pty-${process.pid}`
 const HANG_GUARD_MS = 120_000
-let passed = 0
-let failed = 0
-const covered = new Set()
 
-function check(name, cond, detail) {
-	if (cond) {
-		passed++
-		console.log(`ok   ${name}`)
-	} else {
-		failed++
-		console.log(`FAIL ${name}${detail === undefined ? '' : `: ${detail}`}`)
-	}
-}
-
-// Runs fn; a throw is a failed check rather than the end of the proof.
-// calls: the SDK calls the step covers (counted when it passes).
-async function step(name, calls, fn) {
-	const before = failed
-	try {
-		await fn()
-	} catch (e) {
-		failed++
-		console.log(`FAIL ${name}: threw ${e && e.name}: ${e && e.message}`)
-	}
-	if (failed === before)
-		for (const c of calls)
-			covered.add(c)
-}
-
-async function thrown(fn) {
-	try {
-		await fn()
-	} catch (e) {
-		return e
-	}
-	return undefined
-}
-
-for (const v of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY', 'SBX_E2B_TENANT'])
-	if (!process.env[v]) {
-		console.log(`FAIL ${v} is not set (run tests/sdk/run-e2b.sh)`)
-		process.exit(1)
-	}
-
-// One call of the Docker Engine API on its unix socket (loopback only).
-function engine(method, path) {
-	return new Promise((resolve, reject) => {
-		const req = http.request({
-			socketPath: process.env.DOCKER_SOCKET || '/var/run/docker.sock',
-			path: `/v1.41${path}`,
-			method,
-		}, (res) => {
-			const chunks = []
-			res.on('data', (c) => chunks.push(c))
-			res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }))
-		})
-		req.on('error', reject)
-		req.end()
-	})
-}
-
-// The ids of this run's tenant's containers.
-async function tenantContainers() {
-	const f = encodeURIComponent(JSON.stringify({ label: [`io.sandboxio.tenant=${tenant}`] }))
-	const r = await engine('GET', `/containers/json?all=1&filters=${f}`)
-	if (r.status !== 200)
-		throw new Error(`Engine API: ${r.status} ${r.body}`)
-	return JSON.parse(r.body).map((c) => c.Id)
-}
+requireE2bEnv()
 
 // A terminal's output as text, and waits on it: wait(pred) resolves once
 // pred(text since `from`) holds, checked at each onData.
@@ -148,9 +81,9 @@ function marker() {
 }
 
 const metadata = { suite, 'io.sandboxio.tenant': tenant }
-const before = new Set(await tenantContainers())
+const before = new Set(await tenantContainers(tenant))
 const sbx = await Sandbox.create({ metadata, timeoutMs: 300_000 })
-const mine = (await tenantContainers()).filter((id) => !before.has(id))
+const mine = (await tenantContainers(tenant)).filter((id) => !before.has(id))
 const cid = mine.length === 1 ? mine[0] : undefined
 const enc = new TextEncoder()
 const term = new Term()
@@ -334,10 +267,8 @@ await step('a secret echoed in a terminal comes back redacted', ['Sandbox.pty.cr
 	})
 	const e = await thrown(() => p.wait())
 	check('after pty.kill the terminal\'s handle ends with an error', e !== undefined, e && `${e.name}: ${e.message}`)
-	covered.add('Sandbox.pty.kill')
+	cover('Sandbox.pty.kill')
 })
 
 await thrown(() => sbx.kill())
-console.log(`${covered.size} SDK calls covered: ${[...covered].sort().join(', ')}`)
-console.log(`${passed} passed, ${failed} failed`)
-process.exit(failed ? 1 : 0)
+finish()

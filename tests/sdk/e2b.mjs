@@ -14,47 +14,12 @@ import {
 	SandboxNotFoundError,
 	TimeoutError,
 } from 'e2b'
+import { check, finish, requireE2bEnv, step, thrown } from './lib.mjs'
 
 const tenant = process.env.SBX_E2B_TENANT
 const suite = `sdk-${process.pid}`
-let passed = 0
-let failed = 0
 
-function check(name, cond, detail) {
-	if (cond) {
-		passed++
-		console.log(`ok   ${name}`)
-	} else {
-		failed++
-		console.log(`FAIL ${name}${detail === undefined ? '' : `: ${detail}`}`)
-	}
-}
-
-// Runs fn; a throw is a failed check rather than the end of the proof.
-async function step(name, fn) {
-	try {
-		await fn()
-	} catch (e) {
-		failed++
-		console.log(`FAIL ${name}: threw ${e && e.name}: ${e && e.message}`)
-	}
-}
-
-// What fn throws (undefined when it does not).
-async function thrown(fn) {
-	try {
-		await fn()
-	} catch (e) {
-		return e
-	}
-	return undefined
-}
-
-for (const v of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY', 'SBX_E2B_TENANT'])
-	if (!process.env[v]) {
-		console.log(`FAIL ${v} is not set (run tests/sdk/run-e2b.sh)`)
-		process.exit(1)
-	}
+requireE2bEnv()
 check('E2B_DEBUG is not what makes this work', !process.env.E2B_DEBUG)
 
 const metadata = { suite, 'io.sandboxio.tenant': tenant }
@@ -65,8 +30,7 @@ await step('Sandbox.create', async () => {
 		sbx.sandboxId)
 })
 if (!sbx) {
-	console.log(`${passed} passed, ${failed + 1} failed`)
-	process.exit(1)
+	finish(1)
 }
 
 await step('getInfo', async () => {
@@ -209,5 +173,4 @@ await step('kill', async () => {
 	check('a second kill() returns false', (await sbx.kill()) === false)
 })
 
-console.log(`${passed} passed, ${failed} failed`)
-process.exit(failed ? 1 : 0)
+finish()

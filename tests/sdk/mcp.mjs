@@ -10,21 +10,10 @@
 // Prints one line per check and exits non-zero when any failed.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { check, finish } from './lib.mjs'
 
 const cli = process.env.SBX_CLI
 const tenant = process.env.SBX_MCP_TENANT
-let passed = 0
-let failed = 0
-
-function check(name, cond, detail) {
-	if (cond) {
-		passed++
-		console.log(`ok   ${name}`)
-	} else {
-		failed++
-		console.log(`FAIL ${name}${detail === undefined ? '' : `: ${detail}`}`)
-	}
-}
 
 function text(res) {
 	return (res.content || []).map((c) => c.text || '').join('\n')
@@ -78,5 +67,4 @@ try {
 	await client.close()
 }
 
-console.log(`${passed} passed, ${failed} failed`)
-process.exit(failed ? 1 : 0)
+finish()
