@@ -34,10 +34,8 @@ static int setup(void **state)
 	f->b = t_backend();
 	f->p = t_policy();
 	sbx_policy_set_limit(f->p, SBX_LIMIT_OUTPUT, 1 << 20);
-	if (sbx_sandbox_create(&f->s, f->b, f->p) != 0) {
-		fprintf(stderr, "create: %s\n", sbx_error_last()->message);
+	if (t_make(f->b, f->p, &f->s, NULL) != 0)
 		return -1;
-	}
 	*state = f;
 	return 0;
 }
@@ -48,9 +46,7 @@ static int teardown(void **state)
 
 	if (!f) /* the group setup failed before it made the fixture */
 		return 0;
-	sbx_sandbox_close(f->s);
-	sbx_policy_free(f->p);
-	sbx_backend_free(f->b);
+	t_unmake(f->b, f->p, f->s, NULL);
 	free(f);
 	return 0;
 }

@@ -37,11 +37,8 @@ static int setup(void **state)
 		return -1;
 	f->b = t_backend();
 	f->p = t_policy();
-	if (sbx_sandbox_create(&f->s, f->b, f->p) != 0 ||
-	    sbx_sandbox_open(&f->x, f->b, sbx_sandbox_id(f->s)) != 0) {
-		fprintf(stderr, "setup: %s\n", sbx_error_last()->message);
+	if (t_make(f->b, f->p, &f->s, &f->x) != 0)
 		return -1;
-	}
 	*state = f;
 	return 0;
 }
@@ -52,10 +49,7 @@ static int teardown(void **state)
 
 	if (!f)
 		return 0;
-	sbx_sandbox_detach(f->x);
-	sbx_sandbox_close(f->s);
-	sbx_policy_free(f->p);
-	sbx_backend_free(f->b);
+	t_unmake(f->b, f->p, f->s, f->x);
 	free(f);
 	return 0;
 }

@@ -180,3 +180,23 @@ sbx_result *t_run(sbx_sandbox *s, const char *shell_line, const sbx_run_options 
 		fail_msg("run '%s': %s", shell_line, sbx_error_last()->message);
 	return r;
 }
+
+int t_make(sbx_backend *b, sbx_policy *p, sbx_sandbox **s, sbx_sandbox **x)
+{
+	if (sbx_sandbox_create(s, b, p) != 0 ||
+	    (x && sbx_sandbox_open(x, b, sbx_sandbox_id(*s)) != 0)) {
+		fprintf(stderr, "setup: %s\n", sbx_error_last()->message);
+		return -1;
+	}
+	return 0;
+}
+
+void t_unmake(sbx_backend *b, sbx_policy *p, sbx_sandbox *s, sbx_sandbox *x)
+{
+	if (x)
+		sbx_sandbox_detach(x);
+	if (s)
+		sbx_sandbox_close(s);
+	sbx_policy_free(p);
+	sbx_backend_free(b);
+}

@@ -31,6 +31,12 @@ sbx_backend *t_backend(void);
 sbx_result *t_run(sbx_sandbox *s, const char *shell_line, const sbx_run_options *o);
 /* A policy with a unique tenant for this test process. */
 sbx_policy *t_policy(void);
+/* The fixture most suites share: a sandbox of p on b and, when x is not
+ * NULL, a second handle to it (sbx_sandbox_open). On failure it says why
+ * on stderr and returns -1; t_unmake() then frees what was made. */
+int t_make(sbx_backend *b, sbx_policy *p, sbx_sandbox **s, sbx_sandbox **x);
+/* Detaches x, closes s, frees p and b; each may be NULL. */
+void t_unmake(sbx_backend *b, sbx_policy *p, sbx_sandbox *s, sbx_sandbox *x);
 /* The tier the suite runs at: $SBX_TEST_TIER, container when unset. */
 sbx_tier t_tier(void);
 const char *t_tenant(void);
