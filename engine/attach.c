@@ -581,3 +581,86 @@ int sbx__docker_resize(void *state, void *box, unsigned int rows, unsigned int c
 			      "resize: no run with a terminal is in flight in sandbox %.12s",
 			      b->id);
 }
+
+/* Sends all of p[0..len) on the channel until deadline; 0 or -1. */
+static int send_all(struct sbx__chan *c, const unsigned char *p, size_t len, uint64_t deadline)
+{
+	while (len) {
+		struct pollfd pfd = {.fd = c->hj.fd, .events = POLLOUT};
+		uint64_t now = sbx__mono_ms();
+		ssize_t w;
+
+		if (now >= deadline)
+			return -1;
+		if (poll(&pfd, 1, (int)(deadline - now)) < 0 && errno != EINTR)
+			return -1;
+		w = send(c->hj.fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (w > 0) {
+			p += w;
+			len -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+int sbx__chan_deadline(struct sbx__chan *c,
+		       uint64_t unix_s,
+		       int (*between)(void *arg),
+		       void *arg,
+		       uint64_t *at,
+		       uint64_t deadline)
+{
+	unsigned char f[SBX_FRAME_HDR + SBX_FRAME_DEADLINE_LEN];
+	struct timespec until;
+	int rc = 0, rx_rc = SBX_CHAN_RX_OK;
+
+	if (!c || c->broken || c->rx.hi.version < 3)
+		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_ENGINE,
+				      "this handle holds no run channel of version 3 to the "
+				      "sandbox's init, which alone can move its deadline");
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)((deadline - sbx__mono_ms()) / 1000) + 1;
+	if (pthread_mutex_timedlock(&c->lock, &until) != 0)
+		return sbx__error_set(SBX_ETIMEOUT, SBX_ERRCLASS_ENGINE,
+				      "a run in flight held the run channel past the deadline: "
+				      "the init's deadline was not moved");
+	sbx__chan_header(f, SBX_FRAME_DEADLINE, 0, SBX_FRAME_DEADLINE_LEN);
+	sbx__chan_deadline_encode(f + SBX_FRAME_HDR, unix_s);
+	if (read_idle(c) != 0 || send_all(c, f, sizeof(f), deadline) != 0) {
+		c->broken = 1;
+		rc = sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_INIT,
+				    "the run channel to the sandbox's init is gone");
+		goto out;
+	}
+	c->rx.deadline_asked++;
+	if (between) {
+		rc = between(arg);
+		if (rc < 0)
+			goto out;
+	}
+	while (c->rx.deadline_asked && rx_rc == SBX_CHAN_RX_OK) {
+		struct pollfd pfd = {.fd = c->hj.fd, .events = POLLIN};
+		uint64_t now = sbx__mono_ms();
+
+		if (now >= deadline)
+			break;
+		if (poll(&pfd, 1, (int)(deadline - now)) < 0 && errno != EINTR)
+			break;
+		if (read_some(c, &rx_rc) < 0)
+			break;
+	}
+	if (c->rx.deadline_asked) {
+		c->broken = 1;
+		rc = sbx__error_set(rx_rc == SBX_CHAN_RX_OK ? SBX_ETIMEOUT : SBX_EENGINE,
+				    SBX_ERRCLASS_INIT,
+				    "the sandbox's init did not answer DEADLINE (%s)",
+				    c->rx.why ? c->rx.why : "no answer by the deadline");
+		goto out;
+	}
+	*at = c->rx.deadline_at;
+out:
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}

@@ -54,10 +54,12 @@ struct sbx__chan_rx {
 	struct sbx__chan_hello hi;
 	int closed; /* the init closed the channel; closed_why says why */
 	char closed_why[256];
-	int sticky;		   /* a result other than OK was returned: nothing more is read */
-	const char *why;	   /* the first violation */
-	struct sbx__buf diag;	   /* the init's stderr */
-	struct sbx__chan_run *run; /* the run in flight, or NULL */
+	int sticky;		     /* a result other than OK was returned: nothing more is read */
+	const char *why;	     /* the first violation */
+	struct sbx__buf diag;	     /* the init's stderr */
+	struct sbx__chan_run *run;   /* the run in flight, or NULL */
+	unsigned int deadline_asked; /* DEADLINE frames sent and not yet answered */
+	uint64_t deadline_at;	     /* the init's deadline as its last DEADLINE_AT said */
 };
 
 void sbx__chan_rx_init(struct sbx__chan_rx *rx);
@@ -115,6 +117,21 @@ int sbx__chan_from_fd(int fd, struct sbx__chan **out);
  */
 int sbx__chan_ready(struct sbx__chan *c, uint64_t deadline);
 void sbx__chan_free(struct sbx__chan *c);
+/*
+ * Moves the init's deadline to unix_s (0: leaves it) and reads back the one
+ * it keeps into *at, over an idle channel: waits for a run in flight to end
+ * until deadline (sbx__mono_ms). between (may be NULL) is called once the
+ * frame is sent and before the answer is awaited (a resume thaws the
+ * sandbox there, so that the frame is waiting for the init when it wakes);
+ * its error is returned. Returns 0, SBX_EUNSUPPORTED (no channel, or an
+ * init of another version), SBX_ETIMEOUT, or SBX_EENGINE.
+ */
+int sbx__chan_deadline(struct sbx__chan *c,
+		       uint64_t unix_s,
+		       int (*between)(void *arg),
+		       void *arg,
+		       uint64_t *at,
+		       uint64_t deadline);
 /* From any thread: the window size of the run with a terminal in flight on c.
  * Returns 0, or -1 when none is. */
 int sbx__chan_resize(struct sbx__chan *c, unsigned int rows, unsigned int cols);

@@ -65,8 +65,16 @@ static int on_frame(int type, unsigned int id, const unsigned char *p, size_t le
 	}
 	if (type == SBX_FRAME_HELLO)
 		return violation(rx, "a second HELLO");
+	if (type == SBX_FRAME_DEADLINE_AT) {
+		/* The answer to a DEADLINE (the decoder checked its id and value). */
+		if (!rx->deadline_asked)
+			return violation(rx, "DEADLINE_AT that was not asked for");
+		(void)sbx__chan_deadline_decode(p, len, 0, &rx->deadline_at);
+		rx->deadline_asked--;
+		return SBX_CHAN_RX_OK;
+	}
 	if (id == 0) {
-		/* The decoder admits only ERROR on id 0 past HELLO. */
+		/* The decoder admits only ERROR on id 0 past HELLO and DEADLINE_AT. */
 		size_t n = len < sizeof(rx->closed_why) - 1 ? len : sizeof(rx->closed_why) - 1;
 
 		memcpy(rx->closed_why, p, n);

@@ -107,6 +107,8 @@ static struct {
 	int sweep;	  /* no subreapers: orphans of runs are ours to end */
 	int swept;	  /* no run ended since the last sweep */
 	long long sweep_ms;
+	long long deadline; /* unix seconds: the sandbox ends then (DEADLINE moves it) */
+	int deadline_ask;   /* a DEADLINE came: DEADLINE_AT is owed to the host */
 } C;
 
 static void close_fd(int *fd)
@@ -483,11 +485,21 @@ fail:
 	sbx_init_spec_free(s);
 }
 
+/* The host moves the sandbox's deadline (after a pause) or asks for it. */
+static void on_deadline(void *arg, uint64_t unix_s)
+{
+	(void)arg;
+	if (unix_s)
+		C.deadline = (long long)unix_s;
+	C.deadline_ask = 1;
+}
+
 static const struct sbx_init_req_ops req_ops = {
 	.start = on_start,
 	.stdin_data = on_stdin,
 	.stdin_eof = on_stdin_eof,
 	.resize = on_resize,
+	.deadline = on_deadline,
 };
 
 static void queue_credit(struct run *r)
@@ -713,8 +725,14 @@ static void sweep_orphans(void)
 /* After each pass: credits, reports of broken-down runs, runs that are done. */
 static void settle(void)
 {
+	unsigned char dp[SBX_FRAME_DEADLINE_LEN];
 	size_t i;
 
+	if (C.deadline_ask) {
+		sbx__chan_deadline_encode(dp, (uint64_t)C.deadline);
+		if (enqueue(SBX_FRAME_DEADLINE_AT, 0, dp, sizeof(dp)) == 0)
+			C.deadline_ask = 0;
+	}
 	for (i = 0; i < RUNS_HELD; i++) {
 		struct run *r = &C.runs[i];
 
@@ -761,6 +779,7 @@ int sbx_init_chan_serve(long long deadline)
 	set_nonblock(STDOUT_FILENO);
 	C.in_fd = STDIN_FILENO;
 	C.out_fd = STDOUT_FILENO;
+	C.deadline = deadline;
 	for (i = 0; i < RUNS_HELD; i++)
 		C.runs[i].frames_fd = C.runs[i].stdin_fd = C.runs[i].ctl_fd = -1;
 	C.spare = (struct spare){.ctl_fd = -1, .frames_fd = -1, .stdin_fd = -1};
@@ -785,12 +804,16 @@ int sbx_init_chan_serve(long long deadline)
 			sbx_init_kill_sandbox();
 			return SBX_INIT_EXIT_USAGE;
 		}
-		if (now.tv_sec >= deadline) {
+		/* A DEADLINE the host sent while the sandbox was paused is read
+		 * before the deadline it moves is judged. */
+		if (now.tv_sec >= C.deadline && C.in_fd >= 0 && runs_free())
+			read_requests();
+		if (now.tv_sec >= C.deadline) {
 			sbx_init_msg("sandbox deadline reached");
 			sbx_init_kill_sandbox();
 			return SBX_INIT_EXIT_TIMEOUT;
 		}
-		left_ms = (deadline - now.tv_sec) * 1000 - now.tv_nsec / 1000000;
+		left_ms = (C.deadline - now.tv_sec) * 1000 - now.tv_nsec / 1000000;
 		if (left_ms > 1000)
 			left_ms = 1000;
 

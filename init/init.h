@@ -190,6 +190,9 @@ struct sbx_init_req_ops {
 	void (*stdin_eof)(void *arg, unsigned int id);
 	/* A new window size for a live run with a terminal. */
 	void (*resize)(void *arg, unsigned int id, uint16_t rows, uint16_t cols);
+	/* DEADLINE: the sandbox's new deadline (unix seconds), or 0 to only
+	 * ask for it; either way DEADLINE_AT is owed. */
+	void (*deadline)(void *arg, uint64_t unix_s);
 };
 
 /* What the parser knows of a run id. */

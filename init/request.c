@@ -245,6 +245,17 @@ static int on_resize(struct sbx_init_req *r, unsigned int id, const unsigned cha
 	return 0;
 }
 
+static int on_deadline(struct sbx_init_req *r, const unsigned char *p, size_t len)
+{
+	uint64_t v;
+
+	if (sbx__chan_deadline_decode(p, len, 1, &v) != 0)
+		return violation(r, "malformed DEADLINE");
+	if (r->ops->deadline)
+		r->ops->deadline(r->arg, v);
+	return 0;
+}
+
 static int on_frame(int type, unsigned int id, const unsigned char *p, size_t len, void *arg)
 {
 	struct sbx_init_req *r = arg;
@@ -263,6 +274,8 @@ static int on_frame(int type, unsigned int id, const unsigned char *p, size_t le
 		return on_eof(r, id);
 	case SBX_FRAME_RESIZE:
 		return on_resize(r, id, p, len);
+	case SBX_FRAME_DEADLINE:
+		return on_deadline(r, p, len);
 	default:
 		return violation(r, "a frame type the host may not send");
 	}

@@ -319,6 +319,25 @@ int sbx__chan_open_decode(struct sbx__chan_open *out, const unsigned char *p, si
 	return 0;
 }
 
+void sbx__chan_deadline_encode(unsigned char out[SBX_FRAME_DEADLINE_LEN], uint64_t unix_s)
+{
+	put_u64(out, unix_s);
+}
+
+int sbx__chan_deadline_decode(const unsigned char *p, size_t len, int zero_ok, uint64_t *unix_s)
+{
+	uint64_t v;
+
+	if (!p || len != SBX_FRAME_DEADLINE_LEN)
+		return -1;
+	v = get_u64(p);
+	if (v > SBX_CHAN_DEADLINE_MAX || (v == 0 && !zero_ok))
+		return -1;
+	if (unix_s)
+		*unix_s = v;
+	return 0;
+}
+
 void sbx__chan_credit_encode(unsigned char out[SBX_FRAME_CREDIT_LEN], uint32_t n)
 {
 	put_u32(out, n);
@@ -371,6 +390,10 @@ static long chan_check_header(int dir, const unsigned char *h)
 			min = max = SBX_FRAME_HELLO_LEN;
 			want_id0 = 1;
 			break;
+		case SBX_FRAME_DEADLINE_AT:
+			min = max = SBX_FRAME_DEADLINE_LEN;
+			want_id0 = 1;
+			break;
 		default:
 			return -1;
 		}
@@ -382,6 +405,10 @@ static long chan_check_header(int dir, const unsigned char *h)
 			break;
 		case SBX_FRAME_RESIZE:
 			min = max = SBX_FRAME_RESIZE_LEN;
+			break;
+		case SBX_FRAME_DEADLINE:
+			min = max = SBX_FRAME_DEADLINE_LEN;
+			want_id0 = 1;
 			break;
 		case SBX_FRAME_SPEC:
 		case SBX_FRAME_STDIN:
@@ -418,6 +445,10 @@ static int chan_check_payload(int type, const unsigned char *p, size_t len)
 		return sbx__chan_open_decode(NULL, p, len);
 	case SBX_FRAME_RESIZE:
 		return sbx__chan_resize_decode(p, len, NULL, NULL);
+	case SBX_FRAME_DEADLINE:
+		return sbx__chan_deadline_decode(p, len, 1, NULL);
+	case SBX_FRAME_DEADLINE_AT:
+		return sbx__chan_deadline_decode(p, len, 0, NULL);
 	default:
 		return 0;
 	}

@@ -104,18 +104,24 @@ int sbx__frame_feed(struct sbx__frame_decoder *d,
  * strings), with no other frame in between; then STDIN frames within the
  * window, RESIZE frames (u16 rows, u16 cols) for a run with a terminal, and
  * one STDIN_EOF. Version 2 of the protocol added the PTY flag and RESIZE.
+ * Version 3 added the channel's own DEADLINE (id 0, host to init: u64 the
+ * sandbox's new deadline in unix seconds, or 0 to only ask for it) and its
+ * answer DEADLINE_AT (id 0, init to host: u64 the deadline it now keeps),
+ * which move the deadline of a sandbox that was paused (docs/protocol.md).
  */
 enum sbx__chan_frame_type {
 	SBX_FRAME_CREDIT = 5,
 	SBX_FRAME_HELLO = 6,
+	SBX_FRAME_DEADLINE_AT = 7,
 	SBX_FRAME_OPEN = 0x10,
 	SBX_FRAME_SPEC = 0x11,
 	SBX_FRAME_STDIN = 0x12,
 	SBX_FRAME_STDIN_EOF = 0x13,
-	SBX_FRAME_RESIZE = 0x14
+	SBX_FRAME_RESIZE = 0x14,
+	SBX_FRAME_DEADLINE = 0x15
 };
 
-#define SBX_CHAN_VERSION 2
+#define SBX_CHAN_VERSION 3
 #define SBX_CHAN_ID_MAX 65535u
 #define SBX_CHAN_RUNS_MAX 16u
 /* Stdin bytes of one run the host may have sent and the init not yet credited. */
@@ -132,6 +138,9 @@ enum sbx__chan_frame_type {
 #define SBX_CHAN_OPEN_PTY 1u
 #define SBX_FRAME_OPEN_PTY_LEN 28
 #define SBX_FRAME_RESIZE_LEN 4
+#define SBX_FRAME_DEADLINE_LEN 8
+/* A sandbox's deadline, unix seconds: at most this (year 2200 or so). */
+#define SBX_CHAN_DEADLINE_MAX 7258118400ULL
 /* A terminal's rows and columns: 1 to this. */
 #define SBX_CHAN_WINSZ_MAX 4096u
 
@@ -175,6 +184,11 @@ void sbx__chan_resize_encode(unsigned char out[SBX_FRAME_RESIZE_LEN], uint16_t r
 /* Returns 0, or -1 unless the payload is exactly SBX_FRAME_RESIZE_LEN bytes
  * with 1 <= rows, cols <= SBX_CHAN_WINSZ_MAX. */
 int sbx__chan_resize_decode(const unsigned char *p, size_t len, uint16_t *rows, uint16_t *cols);
+void sbx__chan_deadline_encode(unsigned char out[SBX_FRAME_DEADLINE_LEN], uint64_t unix_s);
+/* Returns 0, or -1 unless the payload is exactly SBX_FRAME_DEADLINE_LEN bytes
+ * holding at most SBX_CHAN_DEADLINE_MAX, and not 0 unless zero_ok (DEADLINE
+ * may ask with 0; DEADLINE_AT always names a deadline). */
+int sbx__chan_deadline_decode(const unsigned char *p, size_t len, int zero_ok, uint64_t *unix_s);
 void sbx__chan_credit_encode(unsigned char out[SBX_FRAME_CREDIT_LEN], uint32_t n);
 /* Returns the credited byte count (1..SBX_CHAN_WINDOW), or 0 when malformed. */
 uint32_t sbx__chan_credit_decode(const unsigned char *p, size_t len);

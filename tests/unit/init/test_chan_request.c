@@ -36,6 +36,8 @@ struct seen {
 	unsigned int rows, cols;
 	int resizes;
 	unsigned int rs_id, rs_rows, rs_cols;
+	int deadlines;
+	uint64_t deadline_to;
 };
 
 static void on_start(void *arg, struct sbx_init_spec *s)
@@ -84,7 +86,15 @@ static void on_resize(void *arg, unsigned int id, uint16_t rows, uint16_t cols)
 	w->rs_cols = cols;
 }
 
-static const struct sbx_init_req_ops ops = {on_start, on_stdin, on_eof, on_resize};
+static void on_deadline(void *arg, uint64_t unix_s)
+{
+	struct seen *w = arg;
+
+	w->deadlines++;
+	w->deadline_to = unix_s;
+}
+
+static const struct sbx_init_req_ops ops = {on_start, on_stdin, on_eof, on_resize, on_deadline};
 
 struct stream {
 	unsigned char *b;
@@ -617,6 +627,88 @@ static void test_chan_request__open_while_pending(void **state)
 	expect_violation(f, "between OPEN");
 }
 
+static void put_deadline(struct stream *s, unsigned int id, uint64_t unix_s)
+{
+	unsigned char p[SBX_FRAME_DEADLINE_LEN];
+
+	sbx__chan_deadline_encode(p, unix_s);
+	put(s, SBX_FRAME_DEADLINE, id, p, sizeof(p));
+}
+
+/* DEADLINE (id 0) moves the deadline, or with 0 only asks for it; between
+ * runs or while one is in flight. */
+static void test_chan_request__deadline_moves_or_asks(void **state)
+{
+	struct fx *f = *state;
+
+	put_deadline(&f->s, 0, 2000000000ULL);
+	assert_int_equal(feed(f), 0);
+	assert_int_equal(f->w.deadlines, 1);
+	assert_true(f->w.deadline_to == 2000000000ULL);
+	put_request(&f->s, 1, argv_echo, NULL);
+	put_deadline(&f->s, 0, 0);
+	assert_int_equal(feed(f), 0);
+	assert_int_equal(f->w.starts, 1);
+	assert_int_equal(f->w.deadlines, 2);
+	assert_true(f->w.deadline_to == 0);
+}
+
+/* DEADLINE on a run's id, of another length, past the year 2200, or
+ * between OPEN and its spec is a violation. */
+static void test_chan_request__malformed_deadline(void **state)
+{
+	struct fx *f = *state;
+	unsigned char p[SBX_FRAME_DEADLINE_LEN + 1] = {0};
+	struct sbx__chan_decoder d;
+	unsigned char b[SBX_FRAME_HDR + SBX_FRAME_DEADLINE_LEN];
+
+	put_deadline(&f->s, 0, SBX_CHAN_DEADLINE_MAX + 1);
+	expect_violation(f, "malformed");
+	teardown(state);
+	setup(state);
+	f = *state;
+	put(&f->s, SBX_FRAME_DEADLINE, 0, p, sizeof(p));
+	expect_violation(f, "malformed");
+	teardown(state);
+	setup(state);
+	f = *state;
+	put_open(&f->s, 1, 1, 0, 4, 100);
+	put_deadline(&f->s, 0, 0);
+	expect_violation(f, "between OPEN");
+	/* A run's id is refused by the decoder itself. */
+	sbx__chan_header(b, SBX_FRAME_DEADLINE, 1, SBX_FRAME_DEADLINE_LEN);
+	sbx__chan_deadline_encode(b + SBX_FRAME_HDR, 5);
+	sbx__chan_decoder_init(&d, SBX_CHAN_TO_INIT);
+	assert_int_equal(sbx__chan_feed(&d, b, sizeof(b), NULL, NULL), -1);
+}
+
+/* DEADLINE_AT names a deadline (not 0), on id 0, towards the host only;
+ * an init of version 2 meets DEADLINE as a frame type it does not know. */
+static void test_chan_request__deadline_at_rules(void **state)
+{
+	unsigned char b[SBX_FRAME_HDR + SBX_FRAME_DEADLINE_LEN];
+	struct sbx__chan_decoder d;
+	uint64_t v = 0;
+
+	(void)state;
+	sbx__chan_header(b, SBX_FRAME_DEADLINE_AT, 0, SBX_FRAME_DEADLINE_LEN);
+	sbx__chan_deadline_encode(b + SBX_FRAME_HDR, 1234567890);
+	sbx__chan_decoder_init(&d, SBX_CHAN_TO_HOST);
+	assert_int_equal(sbx__chan_feed(&d, b, sizeof(b), NULL, NULL), 0);
+	assert_int_equal(sbx__chan_deadline_decode(b + SBX_FRAME_HDR, 8, 0, &v), 0);
+	assert_true(v == 1234567890);
+	sbx__chan_decoder_init(&d, SBX_CHAN_TO_INIT);
+	assert_int_equal(sbx__chan_feed(&d, b, sizeof(b), NULL, NULL), -1);
+	sbx__chan_deadline_encode(b + SBX_FRAME_HDR, 0);
+	sbx__chan_decoder_init(&d, SBX_CHAN_TO_HOST);
+	assert_int_equal(sbx__chan_feed(&d, b, sizeof(b), NULL, NULL), -1);
+	sbx__chan_header(b, SBX_FRAME_DEADLINE_AT, 2, SBX_FRAME_DEADLINE_LEN);
+	sbx__chan_deadline_encode(b + SBX_FRAME_HDR, 7);
+	sbx__chan_decoder_init(&d, SBX_CHAN_TO_HOST);
+	assert_int_equal(sbx__chan_feed(&d, b, sizeof(b), NULL, NULL), -1);
+	assert_int_equal(SBX_CHAN_VERSION, 3);
+}
+
 /* The host's own bounds: a reply decoder refuses what only the host may send, and back. */
 static void test_chan_request__directions_apart(void **state)
 {
@@ -701,6 +793,9 @@ int main(void)
 		cmocka_unit_test(test_chan_request__malformed_frames),
 		cmocka_unit_test(test_chan_request__directions_apart),
 		cmocka_unit_test(test_chan_request__reply_rules),
+		T(test_chan_request__deadline_moves_or_asks),
+		T(test_chan_request__malformed_deadline),
+		cmocka_unit_test(test_chan_request__deadline_at_rules),
 #undef T
 	};
 
