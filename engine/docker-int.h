@@ -76,6 +76,7 @@ struct sbx__docker_box {
 	int disk;     /* /workspace is a disk of its own on the host (engine/disk.c) */
 	int dead;     /* SBX__DEAD_*: ended by the host, runs are refused */
 	int gvisor;   /* made at the gvisor tier (by this handle) */
+	int paused;   /* paused by this handle (its record says so for any handle) */
 	/* The gvisor tier: a run with secrets takes docker exec. gVisor lets a
 	 * run open PID 1's /proc/1/fd/N, so a request on the channel (with its
 	 * secrets) would be within reach of the runs beside it. */
@@ -269,6 +270,42 @@ int sbx__uid_lock(uint64_t deadline);
 /* Chooses a uid that no container of ours carries and the host does not
  * use; call under sbx__uid_lock(). */
 int sbx__uid_pick(struct sbx__docker *d, unsigned *out);
+
+/* engine/paused.c: the record of a paused sandbox (read by the reaper). */
+#define SBX_PAUSED_DIR SBX_RUN_DIR "/paused"
+/* Its times are unix seconds, at most this (year 2200 or so). */
+#define SBX_PAUSED_TIME_MAX 7258118400ULL
+/* A record's line is at most this long. */
+#define SBX_PAUSED_LINE_MAX 128
+struct sbx__paused {
+	uint64_t at;	   /* when it was paused; 0: running again */
+	uint64_t bound;	   /* paused: when it is reaped; 0 when running */
+	uint64_t deadline; /* the init's deadline (kept while paused, moved once resumed) */
+};
+/* Parses one record, exactly as sbx__paused_format() writes it: returns 0,
+ * or -1 for anything else (a field missing, out of order or past
+ * SBX_PAUSED_TIME_MAX, a leading zero, bytes after the newline, a bound not
+ * after at, a bound while running). */
+int sbx__paused_parse(struct sbx__paused *out, const char *text, size_t len);
+/* Writes a record's line into buf; returns its length, or -1 if len is short. */
+int sbx__paused_format(char *buf, size_t len, const struct sbx__paused *r);
+/* When the reaper may remove the sandbox: bound while paused, else deadline. */
+uint64_t sbx__paused_reap_at(const struct sbx__paused *r);
+/* engine/pause.c: reads container id's record into *out. Returns 1 read,
+ * 0 none, -1 one that cannot be read or parsed (no error recorded). */
+int sbx__paused_read(const char *id, struct sbx__paused *out);
+/* Removes container id's record; none already is fine. */
+void sbx__paused_remove(const char *id);
+/* Thaws container id if it is paused, so that it can be killed and removed
+ * (errors are dropped: the removal that follows says what matters). */
+void sbx__paused_thaw(struct sbx__docker *d, const char *id);
+/* Removes the records of containers that are gone (alive() says 0). */
+void sbx__paused_sweep(int (*alive)(const char *session, void *payload), void *payload);
+/* The vtable's pause, resume, deadline and paused. */
+int sbx__docker_pause(void *state, void *box, uint64_t max_ms);
+int sbx__docker_resume(void *state, void *box, int64_t *deadline);
+int sbx__docker_deadline(void *state, void *box, int64_t *deadline);
+int sbx__docker_paused(void *state, void *box);
 
 /* Slack given to the engine past a run's own deadline before the host kills
  * the sandbox itself. */
