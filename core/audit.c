@@ -78,6 +78,8 @@ const char *sbx__error_code_name(int code)
 		return "ECANCELED";
 	case SBX_ETOOBIG:
 		return "ETOOBIG";
+	case SBX_EPAUSED:
+		return "EPAUSED";
 	default:
 		return "ERROR";
 	}

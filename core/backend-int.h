@@ -157,6 +157,16 @@ struct sbx__backend_ops {
 	/* Optional (NULL: SBX_EUNSUPPORTED). What the sandbox uses now, read
 	 * back from the host; fields it cannot read are -1. */
 	int (*usage)(void *state, void *box, sbx_usage *out);
+	/* Optional (NULL: SBX_EUNSUPPORTED). Freezes every process of the
+	 * sandbox; it is reaped once max_ms (1..SBX_PAUSE_MAX_MS) pass paused. */
+	int (*pause)(void *state, void *box, uint64_t max_ms);
+	/* Thaws a paused sandbox and moves its deadline by the time it was
+	 * paused; writes the moved deadline (unix seconds). */
+	int (*resume)(void *state, void *box, int64_t *deadline);
+	/* The deadline (unix seconds) the sandbox itself keeps now. */
+	int (*deadline)(void *state, void *box, int64_t *deadline);
+	/* Whether the sandbox is paused (by any handle): 1 or 0. */
+	int (*paused)(void *state, void *box);
 };
 
 #endif

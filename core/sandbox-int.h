@@ -37,6 +37,9 @@ struct sbx_sandbox {
 	struct sbx__redact_scope redact;
 };
 
+/* Whether s is paused (core/pause.c): its runs are refused with SBX_EPAUSED. */
+int sbx__sandbox_paused(sbx_sandbox *s);
+
 /* sbx_sandbox_run() recorded as what (with language, or NULL), its deadline
  * bounded by the policy's timeout of kind (core/interp.c runs cells so). */
 int sbx__sandbox_run_kind(sbx_result **out,

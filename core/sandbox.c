@@ -662,6 +662,13 @@ static int run_scoped(sbx_result **out,
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE,
 				      "run: working directory must be an absolute path without "
 				      "'..'");
+	/* A frozen sandbox would hold the run until its deadline: refused now. */
+	if (sbx__sandbox_paused(s)) {
+		rc = sbx__error_set(SBX_EPAUSED, SBX_ERRCLASS_CORE,
+				    "%s: sandbox %.12s is paused; resume it first", what, s->id);
+		audit_refused(s->backend, &c, what, rc);
+		return rc;
+	}
 	if (sbx_secrets_count(opts->secrets)) {
 		rc = sbx__config_check_secrets(s->backend->config,
 					       sbx_secrets_count(opts->secrets));

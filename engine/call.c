@@ -106,7 +106,20 @@ char *sbx__url_escape(const char *s)
 	return r;
 }
 
-int sbx__docker_remove(struct sbx__docker *d, const char *id)
+int sbx__docker_kill_op(void *state, void *box)
+{
+	int rc = sbx__docker_kill(state, box);
+
+	/* Gone already is as dead as it gets. */
+	if (rc == SBX_ENOTFOUND) {
+		sbx__error_clear();
+		return 0;
+	}
+	return rc;
+}
+
+/* The removal itself; gone already counts as removed. */
+static int remove_container(struct sbx__docker *d, const char *id)
 {
 	char path[256];
 	long status = 0;
@@ -130,6 +143,21 @@ int sbx__docker_remove(struct sbx__docker *d, const char *id)
 			return 0;
 		}
 	}
+	return rc;
+}
+
+int sbx__docker_remove(struct sbx__docker *d, const char *id)
+{
+	struct sbx__paused pr;
+	int rc, rec = sbx__paused_read(id, &pr);
+
+	/* A paused sandbox is thawed first (some runtimes kill none frozen),
+	 * and its record goes with it (engine/pause.c). */
+	if (rec != 0)
+		sbx__paused_thaw(d, id);
+	rc = remove_container(d, id);
+	if (rc == 0 && rec != 0)
+		sbx__paused_remove(id);
 	return rc;
 }
 

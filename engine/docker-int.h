@@ -124,6 +124,8 @@ int sbx__docker_call_text(struct sbx__docker *d,
 			  json_t **out);
 /* Kills the sandbox's container (it is then removed by AutoRemove) and marks it dead. */
 int sbx__docker_kill(struct sbx__docker *d, struct sbx__docker_box *b);
+/* The vtable's kill: sbx__docker_kill, with a container gone already as killed. */
+int sbx__docker_kill_op(void *state, void *box);
 /* Whether the Engine logged an "oom" event for container id since the unix
  * time since, once it is no longer running: the witness that its memory cap
  * ended the whole sandbox (on the gvisor tier the host kills the Sentry).
@@ -138,7 +140,8 @@ int sbx__docker_list_ours(struct sbx__docker *d, const char *tenant, int only_lo
 int sbx__label_is(json_t *labels, const char *key, const char *value);
 /* URL-escapes s; free() the result. NULL when out of memory. */
 char *sbx__url_escape(const char *s);
-/* Removes a container of ours; gone already counts as removed. */
+/* Removes a container of ours; gone already counts as removed. A paused one
+ * is thawed first, and its record (engine/pause.c) removed with it. */
 int sbx__docker_remove(struct sbx__docker *d, const char *id);
 /* engine/exec.c: runs one request in the sandbox through `sbx-init run`
  * under docker exec. */

@@ -838,18 +838,6 @@ static int d_destroy(void *state, void *box)
 	return rc;
 }
 
-static int d_kill(void *state, void *box)
-{
-	int rc = sbx__docker_kill(state, box);
-
-	/* Gone already is as dead as it gets. */
-	if (rc == SBX_ENOTFOUND) {
-		sbx__error_clear();
-		return 0;
-	}
-	return rc;
-}
-
 static int d_run(void *state, void *box, const struct sbx__run_req *req, sbx_result *res)
 {
 	struct sbx__docker_box *b = box;
@@ -985,7 +973,7 @@ const struct sbx__backend_ops sbx__docker_ops = {
 	.open_box = d_open_box,
 	.run = d_run,
 	.destroy = d_destroy,
-	.kill = d_kill,
+	.kill = sbx__docker_kill_op,
 	.release = d_release,
 	.list = d_list,
 	.reap_list = sbx__docker_reap_list,
@@ -994,6 +982,10 @@ const struct sbx__backend_ops sbx__docker_ops = {
 	.image_exists = d_image_exists,
 	.import_image = d_import_image,
 	.spawn = sbx__docker_spawn,
+	.pause = sbx__docker_pause,
+	.resume = sbx__docker_resume,
+	.deadline = sbx__docker_deadline,
+	.paused = sbx__docker_paused,
 	.resize = sbx__docker_resize,
 	.usage = sbx__docker_usage,
 };

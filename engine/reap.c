@@ -63,6 +63,9 @@ int sbx__docker_reap_list(
 		json_t *labels = json_object_get(c, "Labels");
 		const char *id = json_string_value(json_object_get(c, "Id"));
 		struct sbx__reap_item item;
+		struct sbx__paused pr;
+		char when[24];
+		int prc;
 
 		/* The list was filtered by the Engine; check again, it costs nothing. */
 		if (!id || !sbx__label_is(labels, SBX_LABEL_MANAGED, SBX_LABEL_MANAGED_VALUE))
@@ -87,6 +90,17 @@ int sbx__docker_reap_list(
 				(sbx__label_is(labels, SBX_LABEL_DISK, "ext4") ? REAP_DISK : 0),
 		};
 #undef LABEL
+		/* A paused or resumed sandbox is judged by its record (its
+		 * bound, or its moved deadline), never by its label; a record
+		 * that cannot be read leaves it to a skip. */
+		prc = sbx__paused_read(id, &pr);
+		if (prc > 0) {
+			snprintf(when, sizeof(when), "%llu",
+				 (unsigned long long)sbx__paused_reap_at(&pr));
+			item.deadline = when;
+		} else if (prc < 0) {
+			item.deadline = NULL;
+		}
 		rc = fn(arg, &item);
 		if (rc == SBX_ENOMEM) {
 			sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
@@ -124,6 +138,8 @@ void sbx__docker_reap_sweep(void *state)
 	/* Disks of sandboxes that are gone (ended at their deadline, or their
 	 * creator died between making the disk and the container's removal). */
 	(void)sbx__disk_sweep(session_alive, state);
+	/* Records of paused sandboxes that are gone. */
+	sbx__paused_sweep(session_alive, state);
 	/* Last: the marks of this engine's sessions that are gone. */
 	(void)sbx__mark_sweep(session_alive, state, ((struct sbx__docker *)state)->http.sock);
 }

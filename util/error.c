@@ -186,6 +186,8 @@ const char *sbx_strerror(int code)
 		return "canceled";
 	case SBX_ETOOBIG:
 		return "too big";
+	case SBX_EPAUSED:
+		return "sandbox paused";
 	default:
 		return "unknown error";
 	}

@@ -26,7 +26,8 @@ typedef enum {
 	SBX_EUNAVAILABLE = -10, /* the engine cannot be reached (daemon down, wrong socket) */
 	SBX_ECANCELED = -11,	/* canceled by the caller or a signal */
 	SBX_ETOOBIG = -12,	/* an input or output passed its size bound */
-	SBX_ERROR_LAST = -13	/* never use! */
+	SBX_EPAUSED = -13,	/* the sandbox is paused (sbx_sandbox_pause()) */
+	SBX_ERROR_LAST = -14	/* never use! */
 } sbx_error_code;
 
 typedef enum {

@@ -503,6 +503,60 @@ SBX_EXTERN int sbx_sandbox_run_code(sbx_result **out,
 				    size_t code_len,
 				    const sbx_run_options *opts);
 
+/* ===== Pause and resume ===== */
+
+/** How long a sandbox may stay paused by default, and at most. */
+#define SBX_PAUSE_MAX_DEFAULT_MS 3600000ULL
+#define SBX_PAUSE_MAX_MS 86400000ULL
+
+/**
+ * Pauses sandbox s: every one of its processes is frozen where it is (on
+ * the docker backend, the Engine's pause: the cgroup freezer, or runsc's
+ * own on the gvisor tier); its memory, files and processes are kept.
+ * ^While it is paused, a run, a file transfer or a port connection on it
+ * fails at once with SBX_EPAUSED, and its deadline does not count, for at
+ * most max_ms: ^once that bound passes paused, the reaper removes it (a
+ * frozen sandbox cannot end itself), and never earlier; ^its owner's
+ * death still gets it reaped as any other sandbox. A run in flight keeps
+ * its own deadline, which counts while the sandbox is paused.
+ * ^The docker backend needs the handle that created the sandbox (it holds
+ * the run channel to the init, which alone can move the sandbox's
+ * deadline at the resume); another handle is refused with
+ * SBX_EUNSUPPORTED. docs/backends.md says what a pause survives.
+ *
+ * @param max_ms the bound; 0: SBX_PAUSE_MAX_DEFAULT_MS (one hour); ^above
+ *   SBX_PAUSE_MAX_MS (a day) is SBX_EINVALID.
+ * Returns: 0, SBX_EINVALID, SBX_EPAUSED (already paused), SBX_ENOTFOUND
+ * (gone, or at its deadline), SBX_EUNSUPPORTED (a backend or handle that
+ * cannot pause), SBX_EDENIED (the host's record cannot be written),
+ * SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ETIMEOUT, SBX_ECANCELED, SBX_ENOMEM,
+ * SBX_ERROR.
+ */
+SBX_EXTERN int sbx_sandbox_pause(sbx_sandbox *s, uint64_t max_ms);
+
+/**
+ * Resumes a paused sandbox: its processes go on where they were, and ^its
+ * deadline is moved by the time it was paused, so the life it had left at
+ * the pause is what it has left now. ^A sandbox paused past its bound is
+ * SBX_ENOTFOUND (the reaper removes it), one that is not paused
+ * SBX_EINVALID.
+ * Returns: 0, SBX_EINVALID, SBX_ENOTFOUND, SBX_EUNSUPPORTED, SBX_EDENIED,
+ * SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ETIMEOUT (a run in flight held the
+ * init's channel), SBX_ECANCELED, SBX_ENOMEM, SBX_ERROR.
+ */
+SBX_EXTERN int sbx_sandbox_resume(sbx_sandbox *s);
+
+/**
+ * The deadline sandbox s keeps now, as the sandbox itself says it (the
+ * docker backend asks its init), in unix seconds.
+ * @param[out] out written only on success.
+ * Returns: 0, SBX_EINVALID, SBX_EPAUSED (a paused init cannot answer),
+ * SBX_EUNSUPPORTED (a backend, or a handle, that cannot ask), SBX_ENOTFOUND,
+ * SBX_EDENIED, SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ETIMEOUT, SBX_ECANCELED,
+ * SBX_ENOMEM.
+ */
+SBX_EXTERN int sbx_sandbox_deadline(sbx_sandbox *s, int64_t *out);
+
 /* ===== Ports ===== */
 
 /**

@@ -1,0 +1,346 @@
+/*
+ * tests/contract/test_docker_pause.c: pause and resume on a real dockerd, at
+ * the suite's tier (SBX_TEST_TIER). A paused sandbox keeps its processes and
+ * files, refuses runs at once, does not count its deadline, is reaped past
+ * its pause bound and not before (nor past its own deadline), and is removed
+ * by a close.
+ *
+ * No wall-clock bound: waits are for an event (the clock passing a point,
+ * the reaper's removal), each under a generous hang guard.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "support/engine.h"
+
+/* How long a wait for an event may take before the test says it hangs. */
+#define HANG_GUARD_S 120
+
+static sbx_backend *B;
+
+static int64_t inspect_paused(const char *id)
+{
+	char path[256];
+	long st = 0;
+	json_t *j;
+	int64_t r;
+
+	snprintf(path, sizeof(path), "/containers/%s/json", id);
+	j = t_engine_get(path, &st);
+	if (st == 404)
+		return -1;
+	assert_int_equal(st, 200);
+	r = json_is_true(json_object_get(json_object_get(j, "State"), "Paused"));
+	json_decref(j);
+	return r;
+}
+
+static sbx_sandbox *create(uint64_t life_ms)
+{
+	sbx_policy *p = t_policy();
+	sbx_sandbox *s = NULL;
+
+	assert_int_equal(sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, life_ms), 0);
+	assert_int_equal(sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN, life_ms), 0);
+	if (sbx_sandbox_create(&s, B, p) != 0)
+		fail_msg("create: %s", sbx_error_last()->message);
+	sbx_policy_free(p);
+	return s;
+}
+
+/* Waits (a wait for the clock, not a guess of speed) until time(NULL) >= t. */
+static void wait_until(time_t t)
+{
+	struct timespec tick = {0, 50 * 1000 * 1000};
+
+	assert_true(t - time(NULL) < HANG_GUARD_S);
+	while (time(NULL) < t)
+		nanosleep(&tick, NULL);
+}
+
+/* The poll interval of a wait for an event (not a guess of its time). */
+static void tick(void)
+{
+	struct timespec t = {0, 50 * 1000 * 1000};
+
+	nanosleep(&t, NULL);
+}
+
+static int run_rc(sbx_sandbox *s, const char *line)
+{
+	const char *argv[] = {"sh", "-c", line, NULL};
+	sbx_result *r = NULL;
+	int rc = sbx_sandbox_run(&r, s, argv, NULL);
+
+	sbx_result_free(r);
+	return rc;
+}
+
+static char *out_of(sbx_sandbox *s, const char *line)
+{
+	sbx_result *r = t_run(s, line, NULL);
+	char *o;
+
+	assert_int_equal(r->exit_code, 0);
+	o = strdup(r->stdout_data);
+	sbx_result_free(r);
+	return o;
+}
+
+/* The ticker: a run (on a handle of its own, so through docker exec) that
+ * appends the realtime clock in ns to /tmp/ticks every 10 ms until
+ * /tmp/stop exists. */
+struct ticker {
+	sbx_sandbox *h;
+	sbx_result *r;
+};
+
+static void *ticker_main(void *arg)
+{
+	struct ticker *t = arg;
+	const char *argv[] = {"python3", "-c",
+			      "import os, time\n"
+			      "f = open('/tmp/ticks', 'a')\n"
+			      "while not os.path.exists('/tmp/stop'):\n"
+			      "    f.write('%d\\n' % time.time_ns()); f.flush(); time.sleep(0.01)\n",
+			      NULL};
+
+	(void)sbx_sandbox_run(&t->r, t->h, argv, NULL);
+	return NULL;
+}
+
+/* Ticks in /tmp/ticks that lie in (from, to) ns, and those at or after to. */
+static void count_ticks(sbx_sandbox *s, int64_t from, int64_t to, int *inside, int *after)
+{
+	char *o = out_of(s, "cat /tmp/ticks"), *save = NULL;
+
+	*inside = *after = 0;
+	for (char *l = strtok_r(o, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		int64_t v = strtoll(l, NULL, 10);
+
+		*inside += v > from && v < to;
+		*after += v >= to;
+	}
+	free(o);
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* A process keeps running state across a pause: it does not tick while
+ * paused, and ticks again after the resume; a file survives; a run, a file
+ * transfer and a second pause are refused at once with SBX_EPAUSED. */
+static void test_engine_pause__keeps_processes_and_files(void **state)
+{
+	sbx_sandbox *s = create(3600000);
+	struct ticker t = {0};
+	pthread_t th;
+	void *data = NULL;
+	size_t len = 0;
+	int64_t paused_at, resumed_at;
+	int inside = 0, after = 0, guard;
+	char *o;
+
+	(void)state;
+	assert_int_equal(sbx_sandbox_write_file(s, "/workspace/kept", "kept\n", 5, 0644), 0);
+	assert_int_equal(sbx_sandbox_open(&t.h, B, sbx_sandbox_id(s)), 0);
+	assert_int_equal(pthread_create(&th, NULL, ticker_main, &t), 0);
+	/* Event: the ticker has ticked. */
+	for (guard = 0; guard < HANG_GUARD_S * 10; guard++) {
+		o = out_of(s, "test -s /tmp/ticks && echo y || true");
+		inside = o[0] == 'y';
+		free(o);
+		if (inside)
+			break;
+		tick();
+	}
+	assert_true(inside);
+
+	assert_int_equal(sbx_sandbox_pause(s, 0), 0);
+	paused_at = now_ns();
+	assert_int_equal(inspect_paused(sbx_sandbox_id(s)), 1);
+	/* Refused at once, naming the state, never held until a deadline. */
+	assert_int_equal(run_rc(s, "true"), SBX_EPAUSED);
+	assert_non_null(strstr(sbx_error_last()->message, "paused"));
+	assert_int_equal(sbx_sandbox_read_file(&data, &len, s, "/workspace/kept", 0),
+			 SBX_EPAUSED);
+	assert_int_equal(sbx_sandbox_pause(s, 0), SBX_EPAUSED);
+	assert_non_null(strstr(sbx_error_last()->message, "already paused"));
+	/* The clock passes a second while it is paused. */
+	wait_until(time(NULL) + 1);
+	resumed_at = now_ns();
+	assert_int_equal(sbx_sandbox_resume(s), 0);
+	assert_int_equal(inspect_paused(sbx_sandbox_id(s)), 0);
+	assert_int_equal(sbx_sandbox_resume(s), SBX_EINVALID);
+
+	/* Event: the ticker ticks again. */
+	for (guard = 0; guard < HANG_GUARD_S * 10; guard++) {
+		count_ticks(s, paused_at, resumed_at, &inside, &after);
+		if (after)
+			break;
+		tick();
+	}
+	assert_int_equal(inside, 0);
+	assert_true(after > 0);
+	assert_int_equal(sbx_sandbox_read_file(&data, &len, s, "/workspace/kept", 0), 0);
+	assert_memory_equal(data, "kept\n", 5);
+	sbx_free(data);
+
+	/* The ticker ends when told, having run all along. */
+	assert_int_equal(sbx_sandbox_write_file(s, "/tmp/stop", "", 0, 0644), 0);
+	pthread_join(th, NULL);
+	assert_non_null(t.r);
+	assert_int_equal(t.r->exit_code, 0);
+	sbx_result_free(t.r);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+	sbx_sandbox_detach(t.h);
+}
+
+static int on_reap(const sbx_reap_info *info, void *payload)
+{
+	(void)payload;
+	print_message("reap: %.12s reason %d removed %d %s\n", info->id, (int)info->reason,
+		      info->removed, info->detail);
+	return 0;
+}
+
+/* The deadline does not count while paused: a sandbox paused past its own
+ * deadline is not reaped, and resumed it has the life it had left. */
+static void test_engine_pause__deadline_stops_while_paused(void **state)
+{
+	sbx_reap_options o = SBX_REAP_OPTIONS_INIT;
+	sbx_sandbox *s = create(6000);
+	int64_t d1 = 0, d2 = 0;
+	time_t t0, t1;
+	char *out;
+
+	(void)state;
+	assert_int_equal(sbx_sandbox_deadline(s, &d1), 0);
+	t0 = time(NULL);
+	assert_int_equal(sbx_sandbox_pause(s, 600000), 0);
+	assert_int_equal(sbx_sandbox_deadline(s, &d2), SBX_EPAUSED);
+	/* Past the deadline it had, paused. */
+	wait_until((time_t)d1 + 1);
+	o.tenant = t_tenant();
+	assert_int_equal(sbx_backend_reap(B, &o, on_reap, NULL), 0);
+	assert_int_equal(inspect_paused(sbx_sandbox_id(s)), 1);
+	assert_int_equal(sbx_sandbox_resume(s), 0);
+	t1 = time(NULL);
+	assert_int_equal(sbx_sandbox_deadline(s, &d2), 0);
+	/* Moved by the time it was paused: what it had left is what it has. */
+	assert_true(d2 - d1 >= (int64_t)(d1 + 1 - t0) - 1);
+	assert_true(d2 - d1 <= (int64_t)(t1 - t0) + 1);
+	assert_true(d2 > (int64_t)time(NULL));
+	out = out_of(s, "echo alive");
+	assert_string_equal(out, "alive\n");
+	free(out);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+}
+
+/* The reaper removes a paused sandbox once its pause bound has passed, and
+ * not before; a resume after the bound is refused. */
+static void test_engine_pause__reaped_past_bound_not_before(void **state)
+{
+	sbx_reap_options o = SBX_REAP_OPTIONS_INIT;
+	sbx_sandbox *s = create(3600000);
+	char id[80];
+	time_t t0;
+	int n = 0, guard;
+
+	(void)state;
+	snprintf(id, sizeof(id), "%s", sbx_sandbox_id(s));
+	o.tenant = t_tenant();
+	t0 = time(NULL);
+	assert_int_equal(sbx_sandbox_pause(s, 3000), 0);
+	n = sbx_backend_reap(B, &o, NULL, NULL);
+	/* Not before: only judged while the bound is surely ahead. */
+	if (time(NULL) < t0 + 2) {
+		assert_int_equal(n, 0);
+		assert_int_equal(inspect_paused(id), 1);
+	}
+	wait_until(t0 + 4);
+	assert_int_equal(sbx_sandbox_resume(s), SBX_ENOTFOUND);
+	assert_non_null(strstr(sbx_error_last()->message, "past its bound"));
+	for (guard = 0; guard < HANG_GUARD_S && inspect_paused(id) >= 0; guard++) {
+		assert_true(sbx_backend_reap(B, &o, NULL, NULL) >= 0);
+		if (inspect_paused(id) >= 0)
+			wait_until(time(NULL) + 1);
+	}
+	assert_int_equal(inspect_paused(id), -1);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+}
+
+/* Close of a paused sandbox removes it; a bound over a day is refused. */
+static void test_engine_pause__close_removes_paused(void **state)
+{
+	sbx_sandbox *s = create(3600000);
+	char id[80];
+
+	(void)state;
+	snprintf(id, sizeof(id), "%s", sbx_sandbox_id(s));
+	assert_int_equal(sbx_sandbox_pause(s, SBX_PAUSE_MAX_MS + 1), SBX_EINVALID);
+	assert_non_null(strstr(sbx_error_last()->message, "a day"));
+	assert_int_equal(sbx_sandbox_pause(s, SBX_PAUSE_MAX_MS), 0);
+	assert_int_equal(inspect_paused(id), 1);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+	assert_int_equal(inspect_paused(id), -1);
+}
+
+/* Only the creating handle can pause: another is refused, nothing frozen. */
+static void test_engine_pause__other_handle_refused(void **state)
+{
+	sbx_sandbox *s = create(3600000), *h = NULL;
+
+	(void)state;
+	assert_int_equal(sbx_sandbox_open(&h, B, sbx_sandbox_id(s)), 0);
+	assert_int_equal(sbx_sandbox_pause(h, 0), SBX_EUNSUPPORTED);
+	assert_int_equal(inspect_paused(sbx_sandbox_id(s)), 0);
+	sbx_sandbox_detach(h);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!t_engine_ready())
+		return -1;
+	B = t_backend();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sbx_backend_free(B);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_engine_pause__keeps_processes_and_files),
+		cmocka_unit_test(test_engine_pause__deadline_stops_while_paused),
+		cmocka_unit_test(test_engine_pause__reaped_past_bound_not_before),
+		cmocka_unit_test(test_engine_pause__close_removes_paused),
+		cmocka_unit_test(test_engine_pause__other_handle_refused),
+	};
+
+	return cmocka_run_group_tests_name("engine_contract[docker] pause", tests, setup,
+					   teardown);
+}
