@@ -52,6 +52,7 @@ static const char usage_serve[] =
 	"                 [--max-connections N] [--max-client-connections N]\n"
 	"                 [--auth-timeout S] [--transfer-timeout S] [--tier T]\n"
 	"                 [--e2b-image IMAGE|none] [--no-e2b-root]\n"
+	"                 [--pause-max S]\n"
 	"\n"
 	"Serves an E2B-compatible API (the REST control plane and the envd process\n"
 	"and file endpoints, on one listener) backed by this host's Docker engine, so\n"
@@ -76,6 +77,9 @@ static const char usage_serve[] =
 	"                       engine, and the API is plain HTTP: the key, commands and\n"
 	"                       outputs travel unencrypted\n"
 	"  --max-timeout S      ceiling of a sandbox's timeout; default 3600 s\n"
+	"  --pause-max S        how long a paused sandbox is kept before it is removed\n"
+	"                       (its timeout does not count while paused); default 1 h,\n"
+	"                       at most 24 h\n"
 	"  --max-connections N  connections served at once (a thread each); default 1024\n"
 	"  --max-client-connections N\n"
 	"                       of those, from one client address; default 64\n"
@@ -127,6 +131,7 @@ struct serve_args {
 	const char *listen;
 	const char *key_file;
 	const char *max_timeout;
+	const char *pause_max;
 	const char *max_conns, *max_client_conns, *auth_timeout, *transfer_timeout;
 	const char *tier;
 	const char *e2b_image;
@@ -139,6 +144,7 @@ enum serve_opt {
 	SO_KEY_FILE,
 	SO_NON_LOOPBACK,
 	SO_MAX_TIMEOUT,
+	SO_PAUSE_MAX,
 	SO_MAX_CONNS,
 	SO_MAX_CLIENT_CONNS,
 	SO_AUTH_TIMEOUT,
@@ -164,6 +170,7 @@ static const struct {
 	{"api-key-file", SO_KEY_FILE, 1},
 	{"allow-non-loopback", SO_NON_LOOPBACK, 0},
 	{"max-timeout", SO_MAX_TIMEOUT, 1},
+	{"pause-max", SO_PAUSE_MAX, 1},
 	{"max-connections", SO_MAX_CONNS, 1},
 	{"max-client-connections", SO_MAX_CLIENT_CONNS, 1},
 	{"auth-timeout", SO_AUTH_TIMEOUT, 1},
@@ -196,6 +203,9 @@ static void store(struct cli_opts *o, struct serve_args *a, enum serve_opt id, c
 		break;
 	case SO_MAX_TIMEOUT:
 		a->max_timeout = val;
+		break;
+	case SO_PAUSE_MAX:
+		a->pause_max = val;
 		break;
 	case SO_MAX_CONNS:
 		a->max_conns = val;
@@ -692,6 +702,7 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 	sbx_backend *b = NULL;
 	char key[SERVE_KEY_MAX + 1] = "", err[512], *image = NULL;
 	uint64_t max_ms = (uint64_t)SERVE_DEFAULT_MAX_TIMEOUT_S * 1000;
+	uint64_t pause_ms = SBX_PAUSE_MAX_DEFAULT_MS;
 	sbx_tier tier = SBX_TIER_CONTAINER;
 	unsigned max_conns = SERVE_DEFAULT_MAX_CONNS, max_client = SERVE_DEFAULT_MAX_CLIENT_CONNS;
 	unsigned auth_s = SERVE_DEFAULT_AUTH_TIMEOUT_S, transfer_s = SERVE_DEFAULT_TRANSFER_S;
@@ -721,6 +732,13 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 			o, SBX_EINVALID,
 			"serve: --max-timeout '%.32s': expected a duration from 1 s to 24 h",
 			a.max_timeout);
+		return CLI_EXIT_FAIL;
+	}
+	if (a.pause_max && (sbx_parse_duration_ms(&pause_ms, a.pause_max) < 0 || pause_ms < 1000 ||
+			    pause_ms > SBX_PAUSE_MAX_MS)) {
+		cli_print_error(o, SBX_EINVALID,
+				"serve: --pause-max '%.32s': expected a duration from 1 s to 24 h",
+				a.pause_max);
 		return CLI_EXIT_FAIL;
 	}
 	if (a.tier && sbx_tier_parse(&tier, a.tier) < 0) {
@@ -819,6 +837,7 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 	ec.no_root = a.no_root;
 	ec.api_key = key;
 	ec.max_timeout_s = max_ms / 1000;
+	ec.pause_max_ms = pause_ms;
 	ec.min_tier = tier;
 	ec.listen_fd = fd;
 	ec.ipv6 = la.family == AF_INET6;

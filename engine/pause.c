@@ -12,6 +12,7 @@
  * still frozen, so that it is waiting when the init wakes), thaws it, and
  * writes the moved deadline into the record.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,7 +21,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <dirent.h>
 
 #include <sandboxio.h>
 

@@ -256,12 +256,13 @@ void sbxs_box_release(struct sbxs_box *b, int rc)
 		sbxs_retire(b);
 }
 
-/* Retires the boxes whose timeout has passed. */
+/* Retires the boxes whose timeout (or, paused, whose pause bound) has
+ * passed; pauses those made with autoPause instead (server/pause.c). */
 void sbxs_boxes_sweep(struct sbxs_server *srv)
 {
-	struct sbxs_box *dead[MAX_BOXES];
+	struct sbxs_box *dead[MAX_BOXES], *pause[MAX_BOXES];
 	int kill[MAX_BOXES];
-	size_t n = 0, k = 0;
+	size_t n = 0, k = 0, np = 0;
 	uint64_t now = sbx__mono_ms();
 
 	pthread_mutex_lock(&srv->mu);
@@ -269,6 +270,12 @@ void sbxs_boxes_sweep(struct sbxs_server *srv)
 		struct sbxs_box *b = srv->boxes[k];
 
 		if (b->end_mono > now) {
+			k++;
+			continue;
+		}
+		if (b->auto_pause && !b->paused && !b->busy) {
+			b->refs++;
+			pause[np++] = b;
 			k++;
 			continue;
 		}
@@ -280,6 +287,11 @@ void sbxs_boxes_sweep(struct sbxs_server *srv)
 		if (kill[k])
 			sbx_sandbox_kill(dead[k]->s);
 		sbxs_box_unref(dead[k]);
+	}
+	for (k = 0; k < np; k++) {
+		if (!sbxs_box_auto_pause(pause[k]))
+			sbxs_retire(pause[k]);
+		sbxs_box_unref(pause[k]);
 	}
 }
 

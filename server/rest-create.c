@@ -264,10 +264,7 @@ static int parse_create(
 				return -1;
 		} else if (strcmp(key, "autoPause") == 0) {
 			if (json_is_true(v))
-				sbxs_add_bad(
-					bad, bsize,
-					"autoPause true (a sandbox is killed at its timeout here, "
-					"never paused)");
+				cr->auto_pause = 1;
 			else if (!json_is_false(v) && !json_is_null(v))
 				sbxs_add_bad(bad, bsize, "autoPause (not a boolean)");
 		} else if (strcmp(key, "autoResume") == 0) {
@@ -290,14 +287,20 @@ static int parse_create(
 					if (strcmp(k2, "onTimeout") == 0 && json_is_string(x) &&
 					    strcmp(json_string_value(x), "kill") == 0)
 						continue;
+					if (strcmp(k2, "onTimeout") == 0 && json_is_string(x) &&
+					    strcmp(json_string_value(x), "pause") == 0) {
+						cr->auto_pause = 1;
+						continue;
+					}
 					if (strcmp(k2, "autoResume") == 0 && json_is_false(x))
 						continue;
 					ok = 0;
 				}
 			if (!ok)
-				sbxs_add_bad(
-					bad, bsize,
-					"lifecycle (only onTimeout \"kill\" and autoResume false)");
+				sbxs_add_bad(bad, bsize,
+					     "lifecycle (only onTimeout \"kill\" or \"pause\" and "
+					     "autoResume "
+					     "false)");
 		} else {
 			snprintf(what, sizeof(what), "%.64s", key);
 			sbxs_add_bad(bad, bsize, what);
@@ -353,8 +356,12 @@ static int build_policy(struct sbxs_server *srv,
 				 (unsigned long long)srv->max_timeout_s);
 		return -1;
 	}
+	/* A sandbox paused at its timeout outlives it: its life is the
+	 * server's ceiling, and its timeout the box's end (server/pause.c). */
 	if (sbx_policy_new(&p) < 0 || sbx_policy_set_min_tier(p, srv->min_tier) < 0 ||
-	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, (uint64_t)t * 1000) < 0 ||
+	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX,
+				      (cr->auto_pause ? srv->max_timeout_s : (uint64_t)t) * 1000) <
+		    0 ||
 	    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN, (uint64_t)t * 1000) < 0) {
 		snprintf(err, esize, "%s", sbx_error_last()->message);
 		*status = 500;
@@ -413,6 +420,7 @@ static int build_policy(struct sbxs_server *srv,
 	if (sbxs_apply_network(cr, p, &b->network, err, esize) < 0)
 		goto fail;
 	b->internet = cr->internet;
+	b->auto_pause = cr->auto_pause;
 	b->secure = cr->secure;
 	b->metadata = cr->metadata ? json_deep_copy(cr->metadata) : json_object();
 	b->template_id = strdup(cr->template_id ? cr->template_id : "base");
@@ -515,6 +523,10 @@ sbxs_rest_create(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_
 
 		b->life_mono = b->started_mono + sbx_policy_timeout_ms(ep, SBX_TIMEOUT_SANDBOX);
 		b->end_mono = b->life_mono;
+		if (cr.auto_pause)
+			b->end_mono =
+				b->started_mono +
+				(uint64_t)(cr.has_timeout ? cr.timeout : DEFAULT_TIMEOUT_S) * 1000;
 		b->run_timeout_ms = sbx_policy_timeout_ms(ep, SBX_TIMEOUT_RUN);
 		b->cpu_milli = sbx_policy_limit(ep, SBX_LIMIT_CPU_MILLI);
 		b->memory = sbx_policy_limit(ep, SBX_LIMIT_MEMORY);

@@ -53,13 +53,14 @@ json_t *sbxs_box_sandbox_json(const struct sbxs_box *b)
 /* ListedSandbox, or SandboxDetail with detail (mu held). */
 json_t *sbxs_box_listed_json(const struct sbxs_box *b, int detail)
 {
-	json_t *j = json_pack(
-		"{s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:O, s:s, s:s}", "templateID",
-		b->template_id, "alias", b->template_id, "sandboxID", b->id, "clientID", CLIENT_ID,
-		"startedAt", sbxs_rfc3339(b->started_wall), "endAt", sbxs_rfc3339(end_wall(b)),
-		"cpuCount", (json_int_t)((b->cpu_milli + 999) / 1000), "memoryMB",
-		(json_int_t)(b->memory >> 20), "diskSizeMB", (json_int_t)(b->disk >> 20),
-		"metadata", b->metadata, "state", "running", "envdVersion", ENVD_VERSION);
+	json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:O, s:s, s:s}",
+			      "templateID", b->template_id, "alias", b->template_id, "sandboxID",
+			      b->id, "clientID", CLIENT_ID, "startedAt",
+			      sbxs_rfc3339(b->started_wall), "endAt", sbxs_rfc3339(end_wall(b)),
+			      "cpuCount", (json_int_t)((b->cpu_milli + 999) / 1000), "memoryMB",
+			      (json_int_t)(b->memory >> 20), "diskSizeMB",
+			      (json_int_t)(b->disk >> 20), "metadata", b->metadata, "state",
+			      b->paused ? "paused" : "running", "envdVersion", ENVD_VERSION);
 
 	if (!j || !detail)
 		return j;
@@ -70,6 +71,7 @@ json_t *sbxs_box_listed_json(const struct sbxs_box *b, int detail)
 	json_object_set_new(j, "domain", json_null());
 	json_object_set_new(j, "network", json_deep_copy(b->network));
 	json_object_set_new(j, "lifecycle",
-			    json_pack("{s:b, s:s}", "autoResume", 0, "onTimeout", "kill"));
+			    json_pack("{s:b, s:s}", "autoResume", 0, "onTimeout",
+				      b->auto_pause ? "pause" : "kill"));
 	return j;
 }

@@ -1,6 +1,7 @@
 /*
  * server/rest-list.c: GET /sandboxes and /v2/sandboxes of E2B's REST
- * control plane: the running sandboxes, filtered by E2B's metadata query,
+ * control plane: the sandboxes (v1: the running ones; v2: running and
+ * paused, or the states asked for), filtered by E2B's metadata query,
  * state, template and start time (startedAfter includes its instant),
  * newest first unless order=asc, a page at a time (a token names the last
  * one given). The metadata filter's
@@ -203,7 +204,7 @@ enum MHD_Result sbxs_rest_list(struct sbxs_server *srv, struct MHD_Connection *c
 	char tok_id[21] = "", next[64] = "", total[24];
 	int64_t tok_started = 0, after = 0;
 	size_t n = 0, limit = 100, running;
-	int running_wanted = 1, desc = 0;
+	int running_wanted = 1, paused_wanted = v2, desc = 0;
 	struct MHD_Response *r;
 
 	if (meta_q && *meta_q && parse_metadata_filter(meta_q, &filter) < 0)
@@ -212,11 +213,13 @@ enum MHD_Result sbxs_rest_list(struct sbxs_server *srv, struct MHD_Connection *c
 		char buf[128], *save = NULL, *w;
 
 		snprintf(buf, sizeof(buf), "%s", state);
-		running_wanted = 0;
+		running_wanted = paused_wanted = 0;
 		for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
 			if (strcmp(w, "running") == 0) {
 				running_wanted = 1;
-			} else if (strcmp(w, "paused") != 0) {
+			} else if (strcmp(w, "paused") == 0) {
+				paused_wanted = 1;
+			} else {
 				json_decref(filter);
 				return sbxs_rest_error(
 					c, 400, "Invalid state '%.32s' (running, paused)", w);
@@ -248,10 +251,13 @@ enum MHD_Result sbxs_rest_list(struct sbxs_server *srv, struct MHD_Connection *c
 		return sbxs_rest_error(c, 400, "startedAfter must be an RFC 3339 time");
 	}
 	pthread_mutex_lock(&srv->mu);
-	running = srv->nboxes;
-	for (size_t k = 0; running_wanted && k < srv->nboxes; k++) {
+	running = 0;
+	for (size_t k = 0; k < srv->nboxes; k++) {
 		struct sbxs_box *b = srv->boxes[k];
 
+		running += !b->paused;
+		if (b->paused ? !paused_wanted : !running_wanted)
+			continue;
 		if (filter && !metadata_matches(b->metadata, filter))
 			continue;
 		if (tmpl && *tmpl && strcmp(tmpl, b->template_id) != 0)

@@ -146,6 +146,59 @@ static enum MHD_Result change_end(struct sbxs_server *srv,
 	return sbxs_reply_empty(c, 204);
 }
 
+/* POST /sandboxes/{id}/pause: 204, 409 when already paused, 404 unknown. */
+static enum MHD_Result rest_pause(struct sbxs_server *srv,
+				  struct MHD_Connection *c,
+				  struct sbxs_req *rq,
+				  const char *method,
+				  const char *id)
+{
+	char err[512];
+	json_t *body = NULL, *v;
+	struct sbxs_box *b;
+	const char *key;
+	int st;
+
+	if (strcmp(method, "POST") != 0)
+		return sbxs_rest_error(
+			c, 405, "Method %.16s is not allowed on /sandboxes/{id}/pause", method);
+	if (rq->len) {
+		json_error_t je;
+
+		body = json_loadb(rq->body, rq->len, JSON_REJECT_DUPLICATES, &je);
+		if (!json_is_object(body)) {
+			json_decref(body);
+			return sbxs_rest_error(c, 400, "Error when parsing request: %s",
+					       body ? "the body must be an object" : je.text);
+		}
+		json_object_foreach(body, key, v)
+		{
+			/* memory false asks for a pause that drops the memory: not kept
+			 * here is refused, never taken for a full one. */
+			if (strcmp(key, "memory") == 0 && (json_is_null(v) || json_is_true(v)))
+				continue;
+			snprintf(err, sizeof(err), "%s",
+				 strcmp(key, "memory") == 0
+					 ? "memory false (a pause without memory) is not supported "
+					   "by this server: its pause keeps the memory"
+					 : "a field of the pause is not supported here");
+			json_decref(body);
+			return sbxs_rest_error(c, 400, "%s", err);
+		}
+		json_decref(body);
+	}
+	b = sbxs_box_get(srv, id);
+	if (!b)
+		return not_found(c, id);
+	st = sbxs_box_pause(b, err, sizeof(err));
+	sbxs_box_unref(b);
+	if (st == 404)
+		return not_found(c, id);
+	if (st)
+		return sbxs_rest_error(c, st, "%s", err);
+	return sbxs_reply_empty(c, 204);
+}
+
 static enum MHD_Result rest_sandbox(struct sbxs_server *srv,
 				    struct MHD_Connection *c,
 				    struct sbxs_req *rq,
@@ -153,8 +206,7 @@ static enum MHD_Result rest_sandbox(struct sbxs_server *srv,
 				    const char *id,
 				    const char *sub)
 {
-	static const char *const unsupported[] = {"pause",     "resume",  "fork",
-						  "snapshots", "network", "logs"};
+	static const char *const unsupported[] = {"fork", "snapshots", "network", "logs"};
 	char err[512];
 	json_int_t secs = 0;
 	int given;
@@ -184,9 +236,11 @@ static enum MHD_Result rest_sandbox(struct sbxs_server *srv,
 		return sbxs_rest_error(c, 405, "Method %.16s is not allowed on /sandboxes/{id}",
 				       method);
 	}
+	if (strcmp(sub, "pause") == 0)
+		return rest_pause(srv, c, rq, method, id);
 	if (strcmp(sub, "timeout") == 0 || strcmp(sub, "refreshes") == 0 ||
-	    strcmp(sub, "connect") == 0) {
-		int is_timeout = sub[0] == 't', is_connect = sub[0] == 'c';
+	    strcmp(sub, "connect") == 0 || strcmp(sub, "resume") == 0) {
+		int is_timeout = sub[0] == 't', is_connect = sub[0] == 'c' || sub[0] == 'r';
 
 		if (strcmp(method, "POST") != 0)
 			return sbxs_rest_error(c, 405,
@@ -197,15 +251,31 @@ static enum MHD_Result rest_sandbox(struct sbxs_server *srv,
 			return sbxs_rest_error(c, 400, "%s", err);
 		if (is_connect) {
 			json_t *j;
+			int st, was_paused;
 
 			b = sbxs_box_get(srv, id);
 			if (!b)
 				return not_found(c, id);
+			pthread_mutex_lock(&srv->mu);
+			was_paused = b->paused;
+			pthread_mutex_unlock(&srv->mu);
+			/* resume is for a paused sandbox only (409 otherwise, as E2B). */
+			if (sub[0] == 'r' && !was_paused) {
+				sbxs_box_unref(b);
+				return sbxs_rest_error(c, 409, "Sandbox \"%s\" is already running",
+						       id);
+			}
+			st = sbxs_box_resume(b, err, sizeof(err));
 			j = sbxs_box_sandbox_json(b);
 			sbxs_box_unref(b);
+			if (st) {
+				json_decref(j);
+				return st == 404 ? not_found(c, id)
+						 : sbxs_rest_error(c, st, "%s", err);
+			}
 			if (!given)
-				return sbxs_reply_json(c, 200, j);
-			return change_end(srv, c, id, secs, END_EXTEND, j);
+				return sbxs_reply_json(c, was_paused ? 201 : 200, j);
+			return change_end(srv, c, id, secs, was_paused ? END_SET : END_EXTEND, j);
 		}
 		if (!is_timeout && (!given || secs > 3600))
 			return sbxs_rest_error(c, 400, "duration must be 0 to 3600 seconds");

@@ -158,6 +158,10 @@ struct sbxs_box {
 	char *template_id;
 	json_t *metadata, *network;
 	int internet; /* allow_internet_access: -1 not given */
+	/* Paused (server/pause.c): the pause holds the busy slot, end_mono is
+	 * the pause bound, and left_ms the timeout it had left. */
+	int paused, auto_pause;
+	uint64_t paused_mono, left_ms;
 	int64_t started_wall;
 	uint64_t started_mono, end_mono, life_mono; /* ms */
 	uint64_t run_timeout_ms;
@@ -189,6 +193,7 @@ struct sbxs_server {
 	char *key;
 	size_t key_len;
 	uint64_t max_timeout_s;
+	uint64_t pause_max_ms; /* how long a sandbox may stay paused */
 	sbx_tier min_tier;
 	unsigned idle_timeout_s, auth_timeout_s;
 	uint64_t transfer_ms; /* deadline of one file transfer */
@@ -224,6 +229,7 @@ struct sbxs_create_req {
 	int has_timeout;
 	json_t *metadata, *env;
 	int secure, internet, public_traffic;
+	int auto_pause; /* autoPause true: paused, not killed, at its timeout */
 	json_t *allow_out, *deny_out;
 };
 
@@ -327,6 +333,17 @@ int sbxs_box_acquire(struct sbxs_box *b, uint64_t until);
 void sbxs_box_release(struct sbxs_box *b, int rc);
 /* Retires the boxes whose timeout has passed; called with each sweep. */
 void sbxs_boxes_sweep(struct sbxs_server *srv);
+
+/* ===== pause.c: pause and resume ===== */
+
+/* Pauses box b (its caller holds a reference). Returns 0, or an HTTP
+ * status (404, 409 paused already or a command in flight, 500) with err. */
+int sbxs_box_pause(struct sbxs_box *b, char *err, size_t esize);
+/* Resumes b if it is paused (else does nothing). Returns 0, or 404 (past
+ * its bound: retired) or 500 with err. */
+int sbxs_box_resume(struct sbxs_box *b, char *err, size_t esize);
+/* The sweep's pause of a box made with autoPause; 1 when it was paused. */
+int sbxs_box_auto_pause(struct sbxs_box *b);
 /* Marks the server stopping and retires every box. */
 void sbxs_boxes_stop(struct sbxs_server *srv);
 

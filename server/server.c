@@ -114,6 +114,16 @@ static enum MHD_Result sandbox_not_found(struct MHD_Connection *c, const char *i
 					 "The sandbox was not found", "code", 502));
 }
 
+static int sandbox_paused(struct sbxs_server *srv, const struct sbxs_box *b)
+{
+	int paused;
+
+	pthread_mutex_lock(&srv->mu);
+	paused = b->paused;
+	pthread_mutex_unlock(&srv->mu);
+	return paused;
+}
+
 static size_t envd_limit(const char *url)
 {
 	if (strcmp(url, "/files") == 0)
@@ -211,6 +221,14 @@ on_headers(struct sbxs_server *srv, struct MHD_Connection *c, struct sbxs_req *r
 					"access token or method signing if supported");
 			sbxs_http_authenticated(srv, c);
 		}
+		/* A paused sandbox runs nothing until a resume (server/pause.c). */
+		if (sandbox_paused(srv, rq->box))
+			return sbxs_reply_json(
+				c, 502,
+				json_pack(
+					"{s:s, s:s, s:i}", "sandboxId", rq->box->id, "message",
+					"The sandbox is paused: resume it (Sandbox.connect) first",
+					"code", 502));
 		rq->answered = 0;
 		rq->limit =
 			rq->route == SBXS_ROUTE_INTERP ? sbxs_interp_limit(url) : envd_limit(url);
@@ -314,6 +332,7 @@ int sbxs_start(struct sbxs_server **out, const struct sbxs_config *c, char *err,
 	sbxs_cond_init(&srv->cv);
 	srv->b = c->backend;
 	srv->max_timeout_s = c->max_timeout_s;
+	srv->pause_max_ms = c->pause_max_ms ? c->pause_max_ms : SBX_PAUSE_MAX_DEFAULT_MS;
 	srv->min_tier = c->min_tier;
 	srv->default_image = strdup(c->default_image);
 	srv->e2b_image = c->e2b_image ? strdup(c->e2b_image) : NULL;

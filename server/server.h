@@ -33,6 +33,7 @@ struct sbxs_config {
 	int no_root;
 	const char *api_key;		 /* NUL-terminated; copied into memory wiped at stop */
 	uint64_t max_timeout_s;		 /* the ceiling of every sandbox timeout */
+	uint64_t pause_max_ms;		 /* how long one may stay paused; 0: an hour */
 	sbx_tier min_tier;		 /* the least isolation of every sandbox it makes */
 	int listen_fd;			 /* bound and listening; the server owns it once started */
 	int ipv6;			 /* listen_fd is an AF_INET6 socket */

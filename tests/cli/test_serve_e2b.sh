@@ -179,9 +179,9 @@ api POST /v2/sandboxes '{"templateID":"base","timeout":3601}'
 	ok "timeout above --max-timeout (3600): 400 with E2B's wording" || bad "timeout max"
 api POST /v2/sandboxes '{"templateID":"base","timeout":"60"}'
 [ "$status" = 400 ] && json '"timeout" in d["message"]' && ok "a timeout that is not an integer: 400" || bad "timeout type"
-api POST /v2/sandboxes '{"templateID":"base","autoPause":true,"mcp":{"x":{}},"volumeMounts":[{"name":"v","path":"/v"}]}'
-[ "$status" = 400 ] && json '"autoPause" in d["message"] and "mcp" in d["message"] and "volumeMounts" in d["message"]' &&
-	ok "autoPause true, mcp and volumeMounts: 400 naming each" || bad "unsupported fields"
+api POST /v2/sandboxes '{"templateID":"base","autoPause":"yes","autoPauseMemory":false,"mcp":{"x":{}},"volumeMounts":[{"name":"v","path":"/v"}]}'
+[ "$status" = 400 ] && json '"autoPause (not a boolean)" in d["message"] and "autoPauseMemory" in d["message"] and "mcp" in d["message"] and "volumeMounts" in d["message"]' &&
+	ok "autoPause not a boolean, autoPauseMemory, mcp and volumeMounts: 400 naming each" || bad "unsupported fields"
 api POST /v2/sandboxes '{"templateID":"base","network":{"rules":{"a.test":[]},"egressProxy":{"address":"x:1"}}}'
 [ "$status" = 400 ] && json '"network.rules" in d["message"] and "network.egressProxy" in d["message"]' &&
 	ok "network.rules and network.egressProxy: 400 naming them" || bad "network fields"
@@ -639,8 +639,14 @@ EOF
 api POST "/v2/sandboxes/$OPEN_ID/connect" '{}'
 [ "$status" = 200 ] && json 'd["sandboxID"] == "'"$OPEN_ID"'" and d["envdAccessToken"] == "'"$OPEN_TOK"'"' &&
 	ok "POST /v2/sandboxes/{id}/connect of a running sandbox: 200 Sandbox" || bad "connect"
-api POST "/sandboxes/$OPEN_ID/pause" '{}'
-[ "$status" = 501 ] && json '"pause" in d["message"]' && ok "pause: 501, not supported" || bad "pause"
+api POST "/sandboxes/$OPEN_ID/pause" '{"memory":false}'
+[ "$status" = 400 ] && json '"memory false" in d["message"]' &&
+	ok "pause without memory: 400, refused rather than a pause that keeps it" || bad "pause memory false"
+api POST "/sandboxes/nosuchsandbox0000000/pause" '{}'
+[ "$status" = 404 ] && ok "pause of an unknown sandbox: 404" || bad "pause unknown"
+api POST "/sandboxes/$OPEN_ID/resume" '{}'
+[ "$status" = 409 ] && json '"already running" in d["message"]' &&
+	ok "resume of a running sandbox: 409" || bad "resume running"
 
 # --- Listing ---
 api GET "/v2/sandboxes?metadata=$("$PY" -c 'import urllib.parse as u; print(u.quote(u.urlencode({u.quote("name"): u.quote("open")})))')"
@@ -661,7 +667,7 @@ second=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["sandb
 api GET "/v2/sandboxes?limit=0"
 [ "$status" = 400 ] && ok "limit 0: 400" || bad "limit 0"
 api GET "/v2/sandboxes?state=paused"
-[ "$status" = 200 ] && body_is '[]' && ok "state=paused: [] (nothing pauses here)" || bad "state paused"
+[ "$status" = 200 ] && body_is '[]' && ok "state=paused: [] (none is paused)" || bad "state paused"
 api GET "/v2/sandboxes"
 [ "$status" = 200 ] && json 'len(d) >= 2 and all(d[i]["startedAt"] >= d[i + 1]["startedAt"] for i in range(len(d) - 1)) and d[0]["startedAt"] > d[-1]["startedAt"]' &&
 	ok "GET /v2/sandboxes: newest first" || bad "list newest first"

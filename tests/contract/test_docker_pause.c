@@ -109,12 +109,13 @@ struct ticker {
 static void *ticker_main(void *arg)
 {
 	struct ticker *t = arg;
-	const char *argv[] = {"python3", "-c",
-			      "import os, time\n"
-			      "f = open('/tmp/ticks', 'a')\n"
-			      "while not os.path.exists('/tmp/stop'):\n"
-			      "    f.write('%d\\n' % time.time_ns()); f.flush(); time.sleep(0.01)\n",
-			      NULL};
+	const char *argv[] = {
+		"python3", "-c",
+		"import os, time\n"
+		"f = open('/tmp/ticks', 'a')\n"
+		"while not os.path.exists('/tmp/stop'):\n"
+		"    f.write('%d\\n' % time.time_ns()); f.flush(); time.sleep(0.01)\n",
+		NULL};
 
 	(void)sbx_sandbox_run(&t->r, t->h, argv, NULL);
 	return NULL;
@@ -178,8 +179,7 @@ static void test_engine_pause__keeps_processes_and_files(void **state)
 	/* Refused at once, naming the state, never held until a deadline. */
 	assert_int_equal(run_rc(s, "true"), SBX_EPAUSED);
 	assert_non_null(strstr(sbx_error_last()->message, "paused"));
-	assert_int_equal(sbx_sandbox_read_file(&data, &len, s, "/workspace/kept", 0),
-			 SBX_EPAUSED);
+	assert_int_equal(sbx_sandbox_read_file(&data, &len, s, "/workspace/kept", 0), SBX_EPAUSED);
 	assert_int_equal(sbx_sandbox_pause(s, 0), SBX_EPAUSED);
 	assert_non_null(strstr(sbx_error_last()->message, "already paused"));
 	/* The clock passes a second while it is paused. */
@@ -341,6 +341,5 @@ int main(void)
 		cmocka_unit_test(test_engine_pause__other_handle_refused),
 	};
 
-	return cmocka_run_group_tests_name("engine_contract[docker] pause", tests, setup,
-					   teardown);
+	return cmocka_run_group_tests_name("engine_contract[docker] pause", tests, setup, teardown);
 }

@@ -140,10 +140,14 @@ await step('connect', async () => {
 
 await step('strictness', async () => {
 	const e = await thrown(() =>
-		Sandbox.create({ metadata, lifecycle: { onTimeout: 'pause' }, timeoutMs: 30_000 }),
+		Sandbox.create({
+			metadata,
+			lifecycle: { onTimeout: { action: 'pause', keepMemory: false } },
+			timeoutMs: 30_000,
+		}),
 	)
-	check('a create asking to pause on timeout is refused, naming autoPause',
-		e && /autoPause/.test(e.message), e && e.message)
+	check('a create asking to pause without memory on timeout is refused, naming autoPauseMemory',
+		e && /autoPauseMemory/.test(e.message), e && e.message)
 })
 
 await step('no internet', async () => {

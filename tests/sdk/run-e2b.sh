@@ -2,7 +2,8 @@
 # tests/sdk/run-e2b.sh: the official E2B SDK proof (tests/sdk/e2b.mjs, the
 # basic flow, tests/sdk/e2b-parity.mjs, the calls past it,
 # tests/sdk/e2b-ci.mjs, the code interpreter SDK, tests/sdk/e2b-pty.mjs,
-# terminals, and tests/sdk/e2b-ports.mjs, getHost(port)) against
+# terminals, tests/sdk/e2b-ports.mjs, getHost(port), and tests/sdk/e2b-pause.mjs,
+# pause, resume and autoPause) against
 # `sandboxio serve --api e2b`, then tests/sdk/e2b-flavour.mjs (template base
 # as E2B's flavour) against a second server started with --e2b-image
 # sandboxio/e2b-base:1 (`sandboxio image build --recipe e2b`; scripts/test.sh
@@ -89,7 +90,7 @@ serve() {
 	server_pid=
 }
 
-serve default "${SBX_E2B_SCRIPTS-e2b.mjs e2b-parity.mjs e2b-ci.mjs e2b-pty.mjs e2b-ports.mjs}"
+serve default "${SBX_E2B_SCRIPTS-e2b.mjs e2b-parity.mjs e2b-ci.mjs e2b-pty.mjs e2b-ports.mjs e2b-pause.mjs}"
 serve flavour "${SBX_E2B_FLAVOUR_SCRIPTS-e2b-flavour.mjs}" --e2b-image sandboxio/e2b-base:1
 serve no-root "${SBX_E2B_NOROOT_SCRIPTS-e2b-noroot.mjs}" --e2b-image sandboxio/e2b-base:1 \
 	--no-e2b-root

@@ -29,8 +29,8 @@ static void test_paused_record__roundtrip(void **state)
 	(void)state;
 	n = sbx__paused_format(line, sizeof(line), &in);
 	assert_true(n > 0);
-	assert_string_equal(line,
-			    "sandboxio-paused 1 at=1700000000 bound=1700003600 deadline=1700000500\n");
+	assert_string_equal(
+		line, "sandboxio-paused 1 at=1700000000 bound=1700003600 deadline=1700000500\n");
 	assert_int_equal(sbx__paused_parse(&out, line, (size_t)n), 0);
 	assert_memory_equal(&in, &out, sizeof(in));
 	assert_true(sbx__paused_reap_at(&out) == 1700003600);
@@ -45,22 +45,22 @@ static void test_paused_record__refuses_the_rest(void **state)
 {
 	static const char *const bad[] = {
 		"",
-		"sandboxio-paused 1 at=1 bound=2 deadline=3",		 /* no newline */
-		"sandboxio-paused 1 at=1 bound=2 deadline=3\n\n",	 /* bytes after it */
-		"sandboxio-paused 2 at=1 bound=2 deadline=3\n",		 /* another version */
-		"sandboxio-paused 1 bound=2 at=1 deadline=3\n",		 /* order */
-		"sandboxio-paused 1 at=1 bound=2\n",			 /* a field missing */
-		"sandboxio-paused 1 at=01 bound=2 deadline=3\n",	 /* a leading zero */
-		"sandboxio-paused 1 at=00 bound=2 deadline=3\n",	 /* zeros */
-		"sandboxio-paused 1 at=-1 bound=2 deadline=3\n",	 /* a sign */
-		"sandboxio-paused 1 at= bound=2 deadline=3\n",		 /* empty */
-		"sandboxio-paused 1 at=1 bound=2 deadline=99999999999\n", /* past 2200 */
+		"sandboxio-paused 1 at=1 bound=2 deadline=3",		   /* no newline */
+		"sandboxio-paused 1 at=1 bound=2 deadline=3\n\n",	   /* bytes after it */
+		"sandboxio-paused 2 at=1 bound=2 deadline=3\n",		   /* another version */
+		"sandboxio-paused 1 bound=2 at=1 deadline=3\n",		   /* order */
+		"sandboxio-paused 1 at=1 bound=2\n",			   /* a field missing */
+		"sandboxio-paused 1 at=01 bound=2 deadline=3\n",	   /* a leading zero */
+		"sandboxio-paused 1 at=00 bound=2 deadline=3\n",	   /* zeros */
+		"sandboxio-paused 1 at=-1 bound=2 deadline=3\n",	   /* a sign */
+		"sandboxio-paused 1 at= bound=2 deadline=3\n",		   /* empty */
+		"sandboxio-paused 1 at=1 bound=2 deadline=99999999999\n",  /* past 2200 */
 		"sandboxio-paused 1 at=1 bound=2 deadline=123456789012\n", /* 12 digits */
-		"sandboxio-paused 1 at=5 bound=5 deadline=3\n",		 /* bound not after at */
-		"sandboxio-paused 1 at=0 bound=5 deadline=3\n",		 /* bound while running */
-		"sandboxio-paused 1 at=1 bound=2 deadline=0\n",		 /* no deadline */
-		"sandboxio-paused 1  at=1 bound=2 deadline=3\n",	 /* two spaces */
-		"sandboxio-paused 1 at=1\tbound=2 deadline=3\n",	 /* a tab */
+		"sandboxio-paused 1 at=5 bound=5 deadline=3\n",		   /* bound not after at */
+		"sandboxio-paused 1 at=0 bound=5 deadline=3\n",		   /* bound while running */
+		"sandboxio-paused 1 at=1 bound=2 deadline=0\n",		   /* no deadline */
+		"sandboxio-paused 1  at=1 bound=2 deadline=3\n",	   /* two spaces */
+		"sandboxio-paused 1 at=1\tbound=2 deadline=3\n",	   /* a tab */
 	};
 	struct sbx__paused r;
 
@@ -70,9 +70,8 @@ static void test_paused_record__refuses_the_rest(void **state)
 			fail_msg("accepted: '%s'", bad[i]);
 	assert_int_equal(sbx__paused_parse(&r, NULL, 0), -1);
 	/* A NUL inside is not a shorter record. */
-	assert_int_equal(sbx__paused_parse(&r, "sandboxio-paused 1 at=1 bound=2 deadline=3\n\0",
-					   45),
-			 -1);
+	assert_int_equal(
+		sbx__paused_parse(&r, "sandboxio-paused 1 at=1 bound=2 deadline=3\n\0", 45), -1);
 }
 
 int main(void)

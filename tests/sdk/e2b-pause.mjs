@@ -1,0 +1,136 @@
+// tests/sdk/e2b-pause.mjs: pause and resume with the official E2B JavaScript
+// SDK (npm e2b, pinned in package.json) against `sandboxio serve --api e2b`:
+// Sandbox.pause (and betaPause) freezes a sandbox, getInfo and list with a
+// state filter say "paused", a command on it fails with the server's error,
+// Sandbox.connect resumes it with its files, a sandbox made with
+// lifecycle.onTimeout "pause" is paused at its timeout instead of killed,
+// and kill removes a paused sandbox.
+//
+// Waits are for an event (a state the server reports), each under a hang
+// guard; nothing is timed.
+//
+// Run by tests/sdk/run-e2b.sh (E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY,
+// SBX_E2B_TENANT). Prints one line per check and exits non-zero when any
+// failed.
+import { Sandbox } from 'e2b'
+
+const tenant = process.env.SBX_E2B_TENANT
+const suite = `pause-${process.pid}`
+const HANG_GUARD_MS = 120_000
+let passed = 0
+let failed = 0
+
+function check(name, cond, detail) {
+	if (cond) {
+		passed++
+		console.log(`ok   ${name}`)
+	} else {
+		failed++
+		console.log(`FAIL ${name}${detail === undefined ? '' : `: ${detail}`}`)
+	}
+}
+
+async function step(name, fn) {
+	try {
+		await fn()
+	} catch (e) {
+		failed++
+		console.log(`FAIL ${name}: threw ${e && e.name}: ${e && e.message}`)
+	}
+}
+
+async function thrown(fn) {
+	try {
+		await fn()
+	} catch (e) {
+		return e
+	}
+	return null
+}
+
+for (const v of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY', 'SBX_E2B_TENANT'])
+	if (!process.env[v]) {
+		console.log(`FAIL ${v} is not set (run tests/sdk/run-e2b.sh)`)
+		process.exit(1)
+	}
+
+const metadata = { suite, 'io.sandboxio.tenant': tenant }
+
+async function listed(state) {
+	const p = Sandbox.list({ query: { state: [state], metadata: { suite } } })
+	const ids = []
+	while (p.hasNext)
+		for (const s of await p.nextItems())
+			ids.push(s.sandboxId)
+	return ids
+}
+
+// Polls getInfo until the state is want (an event), under the hang guard.
+async function until(id, want) {
+	const end = Date.now() + HANG_GUARD_MS
+	for (;;) {
+		const info = await Sandbox.getInfo(id)
+		if (info.state === want || Date.now() > end)
+			return info.state
+		await new Promise((r) => setTimeout(r, 250))
+	}
+}
+
+const sbx = await Sandbox.create({ metadata, timeoutMs: 600_000 })
+
+await step('pause, state, refused commands, connect', async () => {
+	await sbx.files.write('/home/user/kept.txt', 'kept across the pause\n')
+	const r = await sbx.commands.run('echo before')
+	check('a command runs before the pause', r.stdout === 'before\n', JSON.stringify(r))
+
+	check('pause answers true', (await sbx.pause()) === true)
+	check('a second pause answers false (409: already paused)', (await sbx.betaPause()) === false)
+	const info = await sbx.getInfo()
+	check('getInfo says paused', info.state === 'paused', info.state)
+	check('list state=paused has it', (await listed('paused')).includes(sbx.sandboxId))
+	check('list state=running has it not', !(await listed('running')).includes(sbx.sandboxId))
+
+	const e = await thrown(() => sbx.commands.run('echo during', { requestTimeoutMs: 30_000 }))
+	// The server answers envd's 502 (naming the state in its body), which
+	// the SDK reads as a sandbox it cannot reach, as it reads E2B's own.
+	check('a command on a paused sandbox fails with the SDK\'s error for an unreachable sandbox',
+		e !== null && e.name === 'SandboxNotFoundError', e && `${e.name}: ${e.message}`)
+	const fe = await thrown(() => sbx.files.read('/home/user/kept.txt'))
+	check('a file read on a paused sandbox fails', fe !== null, fe && fe.message)
+
+	const again = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 600_000 })
+	const after = await again.getInfo()
+	check('connect resumes it: running', after.state === 'running', after.state)
+	check('the file survived', (await again.files.read('/home/user/kept.txt')) === 'kept across the pause\n')
+	const r2 = await again.commands.run('echo after')
+	check('commands run after the resume', r2.stdout === 'after\n', JSON.stringify(r2))
+	check('list state=running has it again', (await listed('running')).includes(sbx.sandboxId))
+})
+
+await step('kill of a paused sandbox removes it', async () => {
+	check('paused again', (await sbx.pause()) === true)
+	check('kill answers true', (await sbx.kill()) === true)
+	const e = await thrown(() => Sandbox.getInfo(sbx.sandboxId))
+	check('gone: getInfo is not found', e !== null && /not found/i.test(e.message), e && e.message)
+	const ce = await thrown(() => Sandbox.connect(sbx.sandboxId))
+	check('connect of a removed sandbox: not found', ce !== null, ce && ce.message)
+})
+
+await step('lifecycle onTimeout pause: paused at its timeout, not killed', async () => {
+	const ap = await Sandbox.create({ metadata, timeoutMs: 2_000, lifecycle: { onTimeout: 'pause' } })
+	try {
+		await ap.files.write('/home/user/auto.txt', 'auto\n')
+		const st = await until(ap.sandboxId, 'paused')
+		check('its timeout paused it', st === 'paused', st)
+		const back = await Sandbox.connect(ap.sandboxId, { timeoutMs: 600_000 })
+		check('connect resumes it, file and all',
+			(await back.files.read('/home/user/auto.txt')) === 'auto\n')
+		const info = await back.getInfo()
+		check('running again after connect', info.state === 'running', info.state)
+	} finally {
+		await ap.kill()
+	}
+})
+
+console.log(`${passed} passed, ${failed} failed`)
+process.exit(failed ? 1 : 0)
