@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -286,6 +287,64 @@ static void test_engine_pause__reaped_past_bound_not_before(void **state)
 	assert_int_equal(sbx_sandbox_close(s), 0);
 }
 
+struct reaped {
+	const char *id;
+	int removed;
+	sbx_reap_reason reason;
+};
+
+static int on_reaped(const sbx_reap_info *info, void *payload)
+{
+	struct reaped *r = payload;
+
+	if (strcmp(info->id, r->id) == 0) {
+		r->removed = info->removed;
+		r->reason = info->reason;
+	}
+	return 0;
+}
+
+/* A paused sandbox whose owner died is reaped as any other, its bound far. */
+static void test_engine_pause__dead_owner_reaped(void **state)
+{
+	sbx_reap_options o = SBX_REAP_OPTIONS_INIT;
+	struct reaped seen = {0};
+	char id[128] = "";
+	int fds[2];
+	pid_t pid;
+
+	(void)state;
+	(void)t_tenant(); /* fixed before the fork: the child shares the tenant */
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	if (pid == 0) {
+		sbx_backend_options bo = SBX_BACKEND_OPTIONS_INIT;
+		sbx_backend *b = NULL;
+		sbx_policy *p = t_policy();
+		sbx_sandbox *s = NULL;
+
+		bo.no_reap_at_open = 1;
+		if (sbx_backend_open(&b, "docker", &bo) ||
+		    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, 3600000) ||
+		    sbx_sandbox_create(&s, b, p) || sbx_sandbox_pause(s, SBX_PAUSE_MAX_MS))
+			_exit(1);
+		if (write(fds[1], sbx_sandbox_id(s), strlen(sbx_sandbox_id(s))) < 0)
+			_exit(1);
+		_exit(0); /* no close: the owner is gone, its sandbox paused */
+	}
+	close(fds[1]);
+	assert_true(read(fds[0], id, sizeof(id) - 1) > 0);
+	close(fds[0]);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(inspect_paused(id), 1);
+	seen.id = id;
+	o.tenant = t_tenant();
+	assert_true(sbx_backend_reap(B, &o, on_reaped, &seen) >= 1);
+	assert_int_equal(seen.removed, 1);
+	assert_int_equal(seen.reason, SBX_REAP_OWNER_GONE);
+	assert_int_equal(inspect_paused(id), -1);
+}
+
 /* Close of a paused sandbox removes it; a bound over a day is refused. */
 static void test_engine_pause__close_removes_paused(void **state)
 {
@@ -338,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_engine_pause__deadline_stops_while_paused),
 		cmocka_unit_test(test_engine_pause__reaped_past_bound_not_before),
 		cmocka_unit_test(test_engine_pause__close_removes_paused),
+		cmocka_unit_test(test_engine_pause__dead_owner_reaped),
 		cmocka_unit_test(test_engine_pause__other_handle_refused),
 	};
 
