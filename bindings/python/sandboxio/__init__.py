@@ -14,7 +14,7 @@ from . import _lib
 from .aio import AsyncContext, AsyncSandbox
 from .context import CodeError, CodeResult, Context, DisplayItem
 from .errors import (CancelledError, DeniedError, EngineError, InvalidError, LimitError,
-                     NotFoundError, OutOfMemoryError, SandboxError, TimeoutError,
+                     NotFoundError, OutOfMemoryError, PausedError, SandboxError, TimeoutError,
                      UnavailableError, UnsupportedError, VersionError)
 from .policy import Policy
 from .sandbox import Backend, Result, Sandbox
@@ -36,6 +36,6 @@ def reap(tenant=None, dry_run=False, backend="docker", **backend_kw):
 
 __all__ = ["AsyncContext", "AsyncSandbox", "Backend", "CancelledError", "CodeError", "CodeResult",
            "Context", "DeniedError", "DisplayItem", "EngineError",
-           "InvalidError", "LimitError", "NotFoundError", "OutOfMemoryError", "Policy",
+           "InvalidError", "LimitError", "NotFoundError", "OutOfMemoryError", "PausedError", "Policy",
            "Result", "Sandbox", "SandboxError", "Secrets", "TimeoutError", "UnavailableError",
            "UnsupportedError", "VersionError", "list_sandboxes", "reap"]

@@ -84,9 +84,14 @@ class LimitError(SandboxError):
     code = -12
 
 
+class PausedError(SandboxError):
+    """SBX_EPAUSED: the sandbox is paused."""
+    code = -13
+
+
 BY_CODE = {c.code: c for c in (InvalidError, NotFoundError, DeniedError, EngineError,
                                TimeoutError, UnsupportedError, VersionError, OutOfMemoryError,
-                               UnavailableError, CancelledError, LimitError)}
+                               UnavailableError, CancelledError, LimitError, PausedError)}
 
 
 def from_code(code, message, **kw):
