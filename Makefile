@@ -199,6 +199,8 @@ contract: $(CANARY_BIN) $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_serve_load.sh
 	@echo "== tests/cli/test_daemon.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_daemon.sh
+	@echo "== tests/cli/test_pause.sh"
+	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_pause.sh
 	@echo "== tests/cli/test_cp.sh"
 	@SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio bash tests/cli/test_cp.sh
 	@echo "== tests/sdk/run-e2b.sh"

@@ -43,6 +43,8 @@ enum cli_cmd {
 	CMD_CONFIG,
 	CMD_MCP,
 	CMD_CP,
+	CMD_PAUSE,
+	CMD_RESUME,
 	CMD_HELP
 };
 
@@ -210,6 +212,8 @@ int cmd_create(const struct cli_opts *o);
 int cmd_rm(const struct cli_opts *o);
 int cmd_ls(const struct cli_opts *o);
 int cmd_reap(const struct cli_opts *o);
+/* pause.c */
+int cmd_pause(const struct cli_opts *o);
 
 /* config.c */
 int cli_config_load(const struct cli_opts *o, sbx_config **out);

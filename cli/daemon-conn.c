@@ -677,6 +677,37 @@ static void do_kill(const struct conn *c, const struct cli_dreq *rq)
 	box_unref(bx);
 }
 
+/* pause and resume of a sandbox the daemon holds: its creating handle is
+ * the one that can (sbx_sandbox_pause()); between runs only. */
+static void do_pause(const struct conn *c, const struct cli_dreq *rq)
+{
+	struct cli_dbox *bx;
+	int oom = 0, rc;
+
+	bx = box_get(rq->id, &oom);
+	if (!bx) {
+		if (oom)
+			reply_error(c->fd, SBX_ENOMEM, "out of memory");
+		else
+			reply_lib_error(c->fd);
+		return;
+	}
+	if (pthread_mutex_trylock(&bx->run) != 0) {
+		reply_error(c->fd, SBX_EPAUSED,
+			    "a run is in flight in the sandbox: it is paused or resumed between "
+			    "runs only");
+		box_unref(bx);
+		return;
+	}
+	rc = rq->op == CLI_DOP_PAUSE ? sbx_sandbox_pause(bx->s, 0) : sbx_sandbox_resume(bx->s);
+	pthread_mutex_unlock(&bx->run);
+	if (rc < 0)
+		reply_lib_error(c->fd);
+	else
+		reply(c->fd, json_pack("{s:b}", "ok", 1));
+	box_unref(bx);
+}
+
 static int collect(const sbx_sandbox_info *info, void *payload)
 {
 	json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "id", info->id, "tenant",
@@ -753,6 +784,10 @@ static void *conn_main(void *arg)
 		break;
 	case CLI_DOP_LIST:
 		do_list(c, &rq);
+		break;
+	case CLI_DOP_PAUSE:
+	case CLI_DOP_RESUME:
+		do_pause(c, &rq);
 		break;
 	}
 	cli_dreq_free(&rq);

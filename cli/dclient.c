@@ -429,7 +429,12 @@ int cli_daemon_exec(const struct cli_opts *o,
 
 int cli_daemon_kill(const char *id, int *code, char *msg, size_t size)
 {
-	json_t *req = json_pack("{s:s, s:s}", "op", "kill", "id", id), *root = NULL;
+	return cli_daemon_on(id, "kill", code, msg, size);
+}
+
+int cli_daemon_on(const char *id, const char *op, int *code, char *msg, size_t size)
+{
+	json_t *req = json_pack("{s:s, s:s}", "op", op, "id", id), *root = NULL;
 	const char *m = NULL;
 	enum cli_dtype t;
 	char *buf = NULL, err[256];

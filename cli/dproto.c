@@ -154,7 +154,8 @@ static int field(struct cli_dreq *rq, const char *key, json_t *v)
 
 	if (strcmp(key, "op") == 0)
 		return 0;
-	if (strcmp(key, "id") == 0 && (ex || rq->op == CLI_DOP_KILL))
+	if (strcmp(key, "id") == 0 &&
+	    (ex || rq->op == CLI_DOP_KILL || rq->op == CLI_DOP_PAUSE || rq->op == CLI_DOP_RESUME))
 		str = &rq->id;
 	else if (strcmp(key, "tenant") == 0 && (cr || rq->op == CLI_DOP_LIST))
 		str = &rq->tenant;
@@ -197,7 +198,8 @@ static int field(struct cli_dreq *rq, const char *key, json_t *v)
 
 int cli_dreq_parse(const char *json, size_t len, struct cli_dreq *rq, char *err, size_t esize)
 {
-	static const char *const ops[] = {NULL, "create", "exec", "kill", "list"};
+	static const char *const ops[] = {NULL,	  "create", "exec",  "kill",
+					  "list", "pause",  "resume"};
 	json_error_t je;
 	const char *op, *key;
 	json_t *v;
@@ -210,11 +212,12 @@ int cli_dreq_parse(const char *json, size_t len, struct cli_dreq *rq, char *err,
 		goto fail;
 	}
 	op = text(json_object_get(rq->root, "op"));
-	for (int k = 1; op && k < 5; k++)
+	for (int k = 1; op && k < 7; k++)
 		if (strcmp(op, ops[k]) == 0)
 			rq->op = (enum cli_dop)k;
 	if (!rq->op) {
-		snprintf(err, esize, "the request's \"op\" is not create, exec, kill or list");
+		snprintf(err, esize,
+			 "the request's \"op\" is not create, exec, kill, list, pause or resume");
 		goto fail;
 	}
 	json_object_foreach(rq->root, key, v)
@@ -226,7 +229,7 @@ int cli_dreq_parse(const char *json, size_t len, struct cli_dreq *rq, char *err,
 		}
 	}
 	if ((rq->op == CLI_DOP_EXEC && (!rq->id || !rq->argv)) ||
-	    (rq->op == CLI_DOP_KILL && !rq->id)) {
+	    (rq->op >= CLI_DOP_KILL && rq->op != CLI_DOP_LIST && !rq->id)) {
 		snprintf(err, esize, "%s request: \"id\"%s missing", ops[rq->op],
 			 rq->op == CLI_DOP_EXEC ? " or \"argv\"" : "");
 		goto fail;

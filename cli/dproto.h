@@ -32,13 +32,20 @@ enum cli_dtype {
 	CLI_D_REPLY = 0x13	/* daemon: the answer, last */
 };
 
-enum cli_dop { CLI_DOP_CREATE = 1, CLI_DOP_EXEC, CLI_DOP_KILL, CLI_DOP_LIST };
+enum cli_dop {
+	CLI_DOP_CREATE = 1,
+	CLI_DOP_EXEC,
+	CLI_DOP_KILL,
+	CLI_DOP_LIST,
+	CLI_DOP_PAUSE,
+	CLI_DOP_RESUME
+};
 
 /* A request as parsed; its strings point into root. */
 struct cli_dreq {
 	enum cli_dop op;
 	json_t *root;
-	const char *id;	    /* exec, kill */
+	const char *id;	    /* exec, kill, pause, resume */
 	const char *tenant; /* create, list; NULL: none */
 	const char **argv;  /* exec: NULL-terminated */
 	const char **env;   /* exec, create: NULL-terminated; NULL: none */

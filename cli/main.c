@@ -36,6 +36,7 @@ static const char usage_main[] =
 	"  code [OPTIONS] ID [--] CODE|-         run a cell in a code context of a sandbox\n"
 	"  cp [OPTIONS] SRC DEST                 copy files out of a sandbox or into it\n"
 	"  rm ID [ID...]                         remove sandboxes\n"
+	"  pause ID / resume ID                  freeze a sandbox of the daemon, thaw it\n"
 	"  ls [--tenant T]                       list sandboxes\n"
 	"  reap [--dry-run] [--tenant T]         remove sandboxes that nobody will close\n"
 	"  image build [--recipe R] [--ref REF]  build the default (or e2b) image locally\n"
@@ -240,6 +241,17 @@ static const char usage_rm[] = "usage: sandboxio rm [--json] [--socket PATH] ID 
 			       "An unknown ID is reported, the others are still removed, and the "
 			       "exit status is 125.\n";
 
+static const char usage_pause[] =
+	"usage: sandboxio pause ID\n"
+	"       sandboxio resume ID\n"
+	"\n"
+	"pause freezes every process of a sandbox where it is (its memory and files\n"
+	"are kept, and its lifetime stops counting for at most an hour, after which\n"
+	"it is removed); resume thaws it with the lifetime it had left. Only the\n"
+	"handle that created a sandbox can, so these go through the daemon\n"
+	"(sandboxio daemon) for a sandbox it created; any other is refused, and so\n"
+	"is a sandbox with a run in flight.\n";
+
 static const char usage_ls[] = "usage: sandboxio ls [--tenant T] [--json] [--socket PATH]\n"
 			       "\n"
 			       "Lists sandboxio's sandboxes, of one tenant or all: id, tenant, "
@@ -366,6 +378,10 @@ void cli_usage(enum cli_cmd cmd, int to_stderr)
 	case CMD_RM:
 		fputs(usage_rm, f);
 		break;
+	case CMD_PAUSE:
+	case CMD_RESUME:
+		fputs(usage_pause, f);
+		break;
 	case CMD_LS:
 		fputs(usage_ls, f);
 		break;
@@ -396,7 +412,8 @@ void cli_usage(enum cli_cmd cmd, int to_stderr)
 		break;
 	}
 	/* The commands without options of their own: the global ones. */
-	if (cmd == CMD_RM || cmd == CMD_LS || cmd == CMD_IMAGE_BUILD || cmd == CMD_DOCTOR) {
+	if (cmd == CMD_RM || cmd == CMD_LS || cmd == CMD_IMAGE_BUILD || cmd == CMD_DOCTOR ||
+	    cmd == CMD_PAUSE || cmd == CMD_RESUME) {
 		fputs("\noptions:\n", f);
 		fputs(usage_common_opts, f);
 	}
@@ -414,6 +431,7 @@ static const struct {
 	{"version", CMD_VERSION}, {"doctor", CMD_DOCTOR},
 	{"config", CMD_CONFIG},	  {"mcp", CMD_MCP},
 	{"cp", CMD_CP},		  {"help", CMD_HELP},
+	{"pause", CMD_PAUSE},	  {"resume", CMD_RESUME},
 };
 
 static enum cli_cmd lookup(const char *name)
@@ -543,6 +561,9 @@ static int dispatch(struct cli_opts *o, int argc, char **argv)
 		return cmd_exec(o);
 	case CMD_RM:
 		return cmd_rm(o);
+	case CMD_PAUSE:
+	case CMD_RESUME:
+		return cmd_pause(o);
 	case CMD_LS:
 		return cmd_ls(o);
 	case CMD_REAP:

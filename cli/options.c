@@ -134,6 +134,8 @@ static unsigned long long mask_for(enum cli_cmd cmd)
 		return M_COMMON | M_RUN | BIT(O_TIMEOUT) | BIT(O_ENV) | BIT(O_WORKDIR) |
 		       BIT(O_STDIN) | BIT(O_INTERACTIVE) | BIT(O_TTY);
 	case CMD_RM:
+	case CMD_PAUSE:
+	case CMD_RESUME:
 		return M_COMMON;
 	case CMD_LS:
 		return M_COMMON | BIT(O_TENANT);

@@ -31,7 +31,7 @@ static void request(const uint8_t *p, size_t n)
 			abort();
 		return;
 	}
-	if (rq.op < CLI_DOP_CREATE || rq.op > CLI_DOP_LIST)
+	if (rq.op < CLI_DOP_CREATE || rq.op > CLI_DOP_RESUME)
 		abort();
 	if (rq.op == CLI_DOP_EXEC) {
 		size_t k = 0;

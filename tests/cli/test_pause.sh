@@ -1,0 +1,93 @@
+#!/bin/bash
+# test_pause.sh: `sandboxio pause` and `resume` through the local daemon,
+# which holds the handles of the sandboxes it created: a paused sandbox's
+# exec fails at once saying so, a file and the lifetime survive, resume
+# makes it run again; without the daemon a pause is refused (no handle of
+# the creator) and nothing is frozen; rm removes a paused sandbox.
+#
+# Needs dockerd and the built command; starts its own daemon on a socket in
+# a temporary directory. Waits are for events (the ready line), each under
+# a hang guard. Exits non-zero when a check failed.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+CLI=${SBX_CLI:-$root/build/sandboxio}
+INIT=${SANDBOXIO_INIT:-$root/build/sbx-init}
+unset SANDBOXIO_INIT SANDBOXIO_CONFIG SANDBOXIO_DAEMON SANDBOXIO_HOSTS_FILE DOCKER_HOST
+unset SANDBOXIO_BACKEND
+T=pause-$$
+work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-pause-test.XXXXXX")
+sock=$work/run/d.sock
+daemon_pid=
+passed=0
+failed=0
+ok() {
+	passed=$((passed + 1))
+	echo "ok   $1"
+}
+bad() {
+	failed=$((failed + 1))
+	echo "FAIL $1"
+	[ $# -gt 1 ] && echo "     $2"
+}
+cleanup() {
+	if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
+		kill -TERM "$daemon_pid"
+		wait "$daemon_pid" 2>/dev/null
+	fi
+	for id in $(SANDBOXIO_INIT=$INIT "$CLI" --no-daemon ls --tenant "$T" --json 2>/dev/null |
+		/usr/bin/python3 -c 'import json,sys; print(" ".join(r["id"] for r in json.load(sys.stdin)))'); do
+		SANDBOXIO_INIT=$INIT "$CLI" --no-daemon rm "$id" >/dev/null 2>&1
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+D() { SANDBOXIO_DAEMON=$sock "$CLI" "$@"; }
+N() { SANDBOXIO_INIT=$INIT "$CLI" --no-daemon "$@"; }
+state() { docker inspect -f '{{.State.Status}}' "$1" 2>/dev/null; }
+
+SANDBOXIO_INIT=$INIT "$CLI" daemon --socket "$sock" >"$work/dout" 2>"$work/derr" &
+daemon_pid=$!
+for _ in $(seq 600); do # a hang guard, not a timing
+	grep -qx ready "$work/dout" 2>/dev/null && break
+	kill -0 "$daemon_pid" 2>/dev/null || break
+	sleep 0.1
+done
+grep -qx ready "$work/dout" || {
+	echo "FAIL the daemon did not start: $(cat "$work/derr")"
+	exit 1
+}
+
+id=$(D create --tenant "$T" --lifetime 3600)
+[ -n "$id" ] && ok "create through the daemon" || bad "create"
+D exec "$id" -- sh -c 'echo kept > /workspace/f' && ok "a file written" || bad "write"
+
+N pause "$id" 2>"$work/err"
+[ $? -eq 125 ] && grep -q "run channel" "$work/err" && [ "$(state "$id")" = running ] &&
+	ok "pause without the daemon: refused, naming why, nothing frozen" || bad "direct pause" "$(cat "$work/err")"
+
+D pause "$id" && [ "$(state "$id")" = paused ] && ok "pause through the daemon: paused" ||
+	bad "pause" "$(state "$id")"
+D pause "$id" 2>"$work/err"
+[ $? -eq 125 ] && grep -q "already paused" "$work/err" && ok "a second pause: already paused" ||
+	bad "second pause" "$(cat "$work/err")"
+D exec "$id" -- true 2>"$work/err"
+[ $? -eq 125 ] && grep -q "paused" "$work/err" && ok "exec on a paused sandbox fails at once, saying so" ||
+	bad "exec paused" "$(cat "$work/err")"
+N exec "$id" -- true 2>"$work/err"
+[ $? -eq 125 ] && grep -q "paused" "$work/err" && ok "a direct exec too" ||
+	bad "direct exec paused" "$(cat "$work/err")"
+
+D resume "$id" && [ "$(state "$id")" = running ] && ok "resume: running" || bad "resume"
+[ "$(D exec "$id" -- cat /workspace/f)" = kept ] && ok "the file survived" || bad "file"
+D resume "$id" 2>"$work/err"
+[ $? -eq 125 ] && grep -q "not paused" "$work/err" && ok "resume of a running sandbox: refused" ||
+	bad "resume running" "$(cat "$work/err")"
+
+D pause "$id" && D rm "$id" && [ -z "$(state "$id")" ] && ok "rm removes a paused sandbox" ||
+	bad "rm paused"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
