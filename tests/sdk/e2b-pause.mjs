@@ -13,46 +13,12 @@
 // SBX_E2B_TENANT). Prints one line per check and exits non-zero when any
 // failed.
 import { Sandbox } from 'e2b'
+import { check, finish, requireE2bEnv, step, thrown } from './lib.mjs'
 
+requireE2bEnv()
 const tenant = process.env.SBX_E2B_TENANT
 const suite = `pause-${process.pid}`
 const HANG_GUARD_MS = 120_000
-let passed = 0
-let failed = 0
-
-function check(name, cond, detail) {
-	if (cond) {
-		passed++
-		console.log(`ok   ${name}`)
-	} else {
-		failed++
-		console.log(`FAIL ${name}${detail === undefined ? '' : `: ${detail}`}`)
-	}
-}
-
-async function step(name, fn) {
-	try {
-		await fn()
-	} catch (e) {
-		failed++
-		console.log(`FAIL ${name}: threw ${e && e.name}: ${e && e.message}`)
-	}
-}
-
-async function thrown(fn) {
-	try {
-		await fn()
-	} catch (e) {
-		return e
-	}
-	return null
-}
-
-for (const v of ['E2B_API_URL', 'E2B_SANDBOX_URL', 'E2B_API_KEY', 'SBX_E2B_TENANT'])
-	if (!process.env[v]) {
-		console.log(`FAIL ${v} is not set (run tests/sdk/run-e2b.sh)`)
-		process.exit(1)
-	}
 
 const metadata = { suite, 'io.sandboxio.tenant': tenant }
 
@@ -78,7 +44,9 @@ async function until(id, want) {
 
 const sbx = await Sandbox.create({ metadata, timeoutMs: 600_000 })
 
-await step('pause, state, refused commands, connect', async () => {
+await step('pause, state, refused commands, connect',
+	['Sandbox.pause', 'Sandbox.betaPause', 'Sandbox.getInfo', 'Sandbox.list', 'Sandbox.connect'],
+	async () => {
 	await sbx.files.write('/home/user/kept.txt', 'kept across the pause\n')
 	const r = await sbx.commands.run('echo before')
 	check('a command runs before the pause', r.stdout === 'before\n', JSON.stringify(r))
@@ -94,9 +62,9 @@ await step('pause, state, refused commands, connect', async () => {
 	// The server answers envd's 502 (naming the state in its body), which
 	// the SDK reads as a sandbox it cannot reach, as it reads E2B's own.
 	check('a command on a paused sandbox fails with the SDK\'s error for an unreachable sandbox',
-		e !== null && e.name === 'SandboxNotFoundError', e && `${e.name}: ${e.message}`)
+		e !== undefined && e.name === 'SandboxNotFoundError', e && `${e.name}: ${e.message}`)
 	const fe = await thrown(() => sbx.files.read('/home/user/kept.txt'))
-	check('a file read on a paused sandbox fails', fe !== null, fe && fe.message)
+	check('a file read on a paused sandbox fails', fe !== undefined, fe && fe.message)
 
 	const again = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 600_000 })
 	const after = await again.getInfo()
@@ -107,16 +75,17 @@ await step('pause, state, refused commands, connect', async () => {
 	check('list state=running has it again', (await listed('running')).includes(sbx.sandboxId))
 })
 
-await step('kill of a paused sandbox removes it', async () => {
+await step('kill of a paused sandbox removes it', ['Sandbox.kill'], async () => {
 	check('paused again', (await sbx.pause()) === true)
 	check('kill answers true', (await sbx.kill()) === true)
 	const e = await thrown(() => Sandbox.getInfo(sbx.sandboxId))
-	check('gone: getInfo is not found', e !== null && /not found/i.test(e.message), e && e.message)
+	check('gone: getInfo is not found', e !== undefined && /not found/i.test(e.message), e && e.message)
 	const ce = await thrown(() => Sandbox.connect(sbx.sandboxId))
-	check('connect of a removed sandbox: not found', ce !== null, ce && ce.message)
+	check('connect of a removed sandbox: not found', ce !== undefined, ce && ce.message)
 })
 
-await step('lifecycle onTimeout pause: paused at its timeout, not killed', async () => {
+await step('lifecycle onTimeout pause: paused at its timeout, not killed',
+	['Sandbox.create lifecycle.onTimeout pause'], async () => {
 	const ap = await Sandbox.create({ metadata, timeoutMs: 2_000, lifecycle: { onTimeout: 'pause' } })
 	try {
 		await ap.files.write('/home/user/auto.txt', 'auto\n')
@@ -132,5 +101,4 @@ await step('lifecycle onTimeout pause: paused at its timeout, not killed', async
 	}
 })
 
-console.log(`${passed} passed, ${failed} failed`)
-process.exit(failed ? 1 : 0)
+finish()
