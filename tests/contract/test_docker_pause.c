@@ -147,7 +147,8 @@ static int64_t now_ns(void)
 
 /* A process keeps running state across a pause: it does not tick while
  * paused, and ticks again after the resume; a file survives; a run, a file
- * transfer and a second pause are refused at once with SBX_EPAUSED. */
+ * transfer and a second pause are refused at once with SBX_EPAUSED; the
+ * init's deadline is moved by the time paused. */
 static void test_engine_pause__keeps_processes_and_files(void **state)
 {
 	sbx_sandbox *s = create(3600000);
@@ -155,7 +156,7 @@ static void test_engine_pause__keeps_processes_and_files(void **state)
 	pthread_t th;
 	void *data = NULL;
 	size_t len = 0;
-	int64_t paused_at, resumed_at;
+	int64_t paused_at, resumed_at, d1 = 0, d2 = 0;
 	int inside = 0, after = 0, guard;
 	char *o;
 
@@ -174,6 +175,7 @@ static void test_engine_pause__keeps_processes_and_files(void **state)
 	}
 	assert_true(inside);
 
+	assert_int_equal(sbx_sandbox_deadline(s, &d1), 0);
 	assert_int_equal(sbx_sandbox_pause(s, 0), 0);
 	paused_at = now_ns();
 	assert_int_equal(inspect_paused(sbx_sandbox_id(s)), 1);
@@ -189,6 +191,9 @@ static void test_engine_pause__keeps_processes_and_files(void **state)
 	assert_int_equal(sbx_sandbox_resume(s), 0);
 	assert_int_equal(inspect_paused(sbx_sandbox_id(s)), 0);
 	assert_int_equal(sbx_sandbox_resume(s), SBX_EINVALID);
+	/* Its deadline moved by the (whole) seconds it was paused: at least one. */
+	assert_int_equal(sbx_sandbox_deadline(s, &d2), 0);
+	assert_true(d2 >= d1 + 1);
 
 	/* Event: the ticker ticks again. */
 	for (guard = 0; guard < HANG_GUARD_S * 10; guard++) {
@@ -213,20 +218,35 @@ static void test_engine_pause__keeps_processes_and_files(void **state)
 	sbx_sandbox_detach(t.h);
 }
 
-static int on_reap(const sbx_reap_info *info, void *payload)
+struct reaped {
+	const char *id;
+	int removed;
+	sbx_reap_reason reason;
+};
+
+static int on_reaped(const sbx_reap_info *info, void *payload)
 {
-	(void)payload;
-	print_message("reap: %.12s reason %d removed %d %s\n", info->id, (int)info->reason,
-		      info->removed, info->detail);
+	struct reaped *r = payload;
+
+	if (strcmp(info->id, r->id) == 0) {
+		r->removed = info->removed;
+		r->reason = info->reason;
+	}
 	return 0;
 }
 
 /* The deadline does not count while paused: a sandbox paused past its own
- * deadline is not reaped, and resumed it has the life it had left. */
+ * deadline is not reaped, and resumed it has the life it had left.
+ *
+ * Its deadline label passes while it is paused, and a reaper of a library
+ * that predates pauses (another checkout's suite on the same dockerd) would
+ * remove it then: when it is gone and this library's reaper did not
+ * condemn it, the rest is skipped, saying so, never passed. */
 static void test_engine_pause__deadline_stops_while_paused(void **state)
 {
 	sbx_reap_options o = SBX_REAP_OPTIONS_INIT;
 	sbx_sandbox *s = create(6000);
+	struct reaped seen = {0};
 	int64_t d1 = 0, d2 = 0;
 	time_t t0, t1;
 	char *out;
@@ -239,7 +259,15 @@ static void test_engine_pause__deadline_stops_while_paused(void **state)
 	/* Past the deadline it had, paused. */
 	wait_until((time_t)d1 + 1);
 	o.tenant = t_tenant();
-	assert_int_equal(sbx_backend_reap(B, &o, on_reap, NULL), 0);
+	seen.id = sbx_sandbox_id(s);
+	seen.reason = (sbx_reap_reason)0;
+	assert_true(sbx_backend_reap(B, &o, on_reaped, &seen) >= 0);
+	assert_int_equal(seen.reason, 0); /* not condemned, for any reason */
+	if (inspect_paused(sbx_sandbox_id(s)) == -1) {
+		print_message("removed by another reaper (one that predates pauses): skipped\n");
+		sbx_sandbox_close(s);
+		skip();
+	}
 	assert_int_equal(inspect_paused(sbx_sandbox_id(s)), 1);
 	assert_int_equal(sbx_sandbox_resume(s), 0);
 	t1 = time(NULL);
@@ -285,23 +313,6 @@ static void test_engine_pause__reaped_past_bound_not_before(void **state)
 	}
 	assert_int_equal(inspect_paused(id), -1);
 	assert_int_equal(sbx_sandbox_close(s), 0);
-}
-
-struct reaped {
-	const char *id;
-	int removed;
-	sbx_reap_reason reason;
-};
-
-static int on_reaped(const sbx_reap_info *info, void *payload)
-{
-	struct reaped *r = payload;
-
-	if (strcmp(info->id, r->id) == 0) {
-		r->removed = info->removed;
-		r->reason = info->reason;
-	}
-	return 0;
 }
 
 /* A paused sandbox whose owner died is reaped as any other, its bound far. */
