@@ -223,6 +223,13 @@ int sbx__docker_resume(void *state, void *box, int64_t *deadline)
 		return sbx__error_set(SBX_ERROR, SBX_ERRCLASS_ENGINE,
 				      "resume: the record %s/%s cannot be read", SBX_PAUSED_DIR,
 				      b->id);
+	/* Paused by this handle and its record gone: the reaper removed it
+	 * once its bound passed. */
+	if (rc == 0 && b->paused)
+		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
+				      "resume: sandbox %.12s was paused past its bound and removed "
+				      "by the reaper",
+				      b->id);
 	if (rc == 0 || r.at == 0)
 		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_ENGINE,
 				      "resume: sandbox %.12s is not paused", b->id);
