@@ -118,6 +118,18 @@ int sbx__docker_kill_op(void *state, void *box)
 	return rc;
 }
 
+/* Thaws a paused container (POST /containers/{id}/unpause), before its
+ * kill or removal; an error is of no matter there (it may be running). */
+void sbx__paused_thaw(struct sbx__docker *d, const char *id)
+{
+	char path[256];
+	long status = 0;
+
+	snprintf(path, sizeof(path), "/containers/%s/unpause", id);
+	(void)sbx__docker_call(d, "POST", path, NULL, 0, &status, NULL);
+	sbx__error_clear();
+}
+
 /* The removal itself; gone already counts as removed. */
 static int remove_container(struct sbx__docker *d, const char *id)
 {

@@ -294,17 +294,20 @@ int sbx__paused_parse(struct sbx__paused *out, const char *text, size_t len);
 int sbx__paused_format(char *buf, size_t len, const struct sbx__paused *r);
 /* When the reaper may remove the sandbox: bound while paused, else deadline. */
 uint64_t sbx__paused_reap_at(const struct sbx__paused *r);
-/* engine/pause.c: reads container id's record into *out. Returns 1 read,
+/* engine/paused-file.c: reads container id's record into *out. Returns 1 read,
  * 0 none, -1 one that cannot be read or parsed (no error recorded). */
 int sbx__paused_read(const char *id, struct sbx__paused *out);
 /* Removes container id's record; none already is fine. */
 void sbx__paused_remove(const char *id);
-/* Thaws container id if it is paused, so that it can be killed and removed
+/* Writes container id's record atomically (a 0600 file renamed over the old one). */
+int sbx__paused_write(const char *id, const struct sbx__paused *r);
+/* engine/call.c: thaws container id if it is paused, so that it can be killed and removed
  * (errors are dropped: the removal that follows says what matters). */
 void sbx__paused_thaw(struct sbx__docker *d, const char *id);
-/* Removes the records of containers that are gone (alive() says 0). */
+/* engine/paused-file.c: removes the records of containers that are gone
+ * (alive() says 0). */
 void sbx__paused_sweep(int (*alive)(const char *session, void *payload), void *payload);
-/* The vtable's pause, resume, deadline and paused. */
+/* engine/pause.c: the vtable's pause, resume, deadline and paused. */
 int sbx__docker_pause(void *state, void *box, uint64_t max_ms);
 int sbx__docker_resume(void *state, void *box, int64_t *deadline);
 int sbx__docker_deadline(void *state, void *box, int64_t *deadline);

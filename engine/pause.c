@@ -31,90 +31,6 @@
 /* The DEADLINE exchange waits at most this long for the init. */
 #define DEADLINE_WAIT_MS 10000
 
-/* Whether id is a container id the Engine gives (64 hex digits): the only
- * names that become paths here. */
-static int id_ok(const char *id)
-{
-	size_t n = id ? strlen(id) : 0;
-
-	if (n != 64)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
-			return 0;
-	return 1;
-}
-
-int sbx__paused_read(const char *id, struct sbx__paused *out)
-{
-	char path[sizeof(SBX_PAUSED_DIR) + 80], buf[SBX_PAUSED_LINE_MAX + 1];
-	ssize_t n;
-	int fd;
-
-	if (!id_ok(id))
-		return 0;
-	snprintf(path, sizeof(path), "%s/%s", SBX_PAUSED_DIR, id);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (n <= 0 || n > SBX_PAUSED_LINE_MAX)
-		return -1;
-	return sbx__paused_parse(out, buf, (size_t)n) == 0 ? 1 : -1;
-}
-
-void sbx__paused_remove(const char *id)
-{
-	char path[sizeof(SBX_PAUSED_DIR) + 80];
-
-	if (!id_ok(id))
-		return;
-	snprintf(path, sizeof(path), "%s/%s", SBX_PAUSED_DIR, id);
-	(void)unlink(path);
-}
-
-/* Writes id's record atomically (a 0600 file renamed over the old one). */
-static int paused_write(const char *id, const struct sbx__paused *r)
-{
-	char path[sizeof(SBX_PAUSED_DIR) + 80], tmp[sizeof(path) + 8], line[SBX_PAUSED_LINE_MAX];
-	int n = sbx__paused_format(line, sizeof(line), r), fd, ok;
-
-	if (n < 0 || !id_ok(id))
-		return sbx__error_set(SBX_ERROR, SBX_ERRCLASS_ENGINE, "pause: bad record");
-	if ((mkdir(SBX_RUN_DIR, 0755) != 0 && errno != EEXIST) ||
-	    (mkdir(SBX_PAUSED_DIR, 0700) != 0 && errno != EEXIST))
-		return sbx__error_os(SBX_EDENIED, errno, "pause: cannot make %s", SBX_PAUSED_DIR);
-	snprintf(path, sizeof(path), "%s/%s", SBX_PAUSED_DIR, id);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return sbx__error_os(SBX_EDENIED, errno, "pause: cannot write %s", tmp);
-	ok = write(fd, line, (size_t)n) == n && fsync(fd) == 0;
-	ok = close(fd) == 0 && ok;
-	if (!ok || rename(tmp, path) != 0) {
-		int e = errno;
-
-		(void)unlink(tmp);
-		return sbx__error_os(SBX_EDENIED, e, "pause: cannot write %s", path);
-	}
-	return 0;
-}
-
-void sbx__paused_sweep(int (*alive)(const char *session, void *payload), void *payload)
-{
-	DIR *dir = opendir(SBX_PAUSED_DIR);
-	struct dirent *e;
-
-	if (!dir)
-		return;
-	while ((e = readdir(dir)) != NULL) {
-		if (id_ok(e->d_name) && alive(e->d_name, payload) == 0)
-			sbx__paused_remove(e->d_name);
-	}
-	closedir(dir);
-}
-
 /* POST /containers/{id}/<what> (pause, unpause); the Engine's status in *status. */
 static int engine_post(struct sbx__docker *d, const char *id, const char *what, long *status)
 {
@@ -122,14 +38,6 @@ static int engine_post(struct sbx__docker *d, const char *id, const char *what, 
 
 	snprintf(path, sizeof(path), "/containers/%s/%s", id, what);
 	return sbx__docker_call(d, "POST", path, NULL, 0, status, NULL);
-}
-
-void sbx__paused_thaw(struct sbx__docker *d, const char *id)
-{
-	long status = 0;
-
-	(void)engine_post(d, id, "unpause", &status);
-	sbx__error_clear();
 }
 
 int sbx__docker_paused(void *state, void *box)
@@ -187,7 +95,7 @@ int sbx__docker_pause(void *state, void *box, uint64_t max_ms)
 				      "pause: sandbox %.12s has reached its deadline", b->id);
 	/* The record comes first: the reaper never sees a frozen sandbox
 	 * without its bound. */
-	rc = paused_write(b->id, &r);
+	rc = sbx__paused_write(b->id, &r);
 	if (rc < 0)
 		return rc;
 	rc = engine_post(d, b->id, "pause", &status);
@@ -245,7 +153,7 @@ int sbx__docker_resume(void *state, void *box, int64_t *deadline)
 		return sbx__error_wrap("resume: sandbox %.12s", b->id);
 	b->paused = 0;
 	r = (struct sbx__paused){.deadline = at};
-	if (paused_write(b->id, &r) < 0) {
+	if (sbx__paused_write(b->id, &r) < 0) {
 		/* Running again with no record of its moved deadline, the reaper
 		 * would judge it by its label: end it rather. */
 		(void)sbx__docker_kill(d, b);
