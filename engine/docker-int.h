@@ -88,6 +88,14 @@ struct sbx__docker_box {
 	char tty_exec[160];
 };
 
+/* engine/egress.c: the allowlist resolved into a plan on the host, written
+ * into the create request (pins, label), and removed keeping an earlier
+ * error (rc; 0: none). */
+struct sbx__np_plan;
+int sbx__docker_egress_plan(struct sbx__docker *d, const sbx_policy *p, struct sbx__np_plan *plan);
+void sbx__docker_egress_apply(const struct sbx__np_plan *plan, json_t *body);
+int sbx__docker_egress_detach(const char *session, int rc);
+
 /* engine/call.c: the Engine requests the files of the backend share. */
 
 /* One Engine request with an optional JSON body and answer. A non-2xx status

@@ -455,57 +455,6 @@ static int check_readback(struct sbx__docker *d,
 	return 0;
 }
 
-/*
- * Resolves the policy's allowlist on the host (netpolicy/), pins the names
- * into the sandbox's /etc/hosts (ExtraHosts works with network none) and
- * labels the sandbox, so that close and the reaper know it has a link and
- * rules on the host.
- */
-static int egress_plan(struct sbx__docker *d, const sbx_policy *p, struct sbx__np_plan *plan)
-{
-	struct sbx__host_addr *own = NULL;
-	size_t own_n = 0;
-	int v6_ok = 0, rc;
-
-	rc = sbx__netpolicy_check(p->allow, p->allow_n, &v6_ok);
-	if (rc == 0)
-		rc = sbx__netpolicy_host_addrs(&own, &own_n);
-	if (rc == 0)
-		rc = sbx__netpolicy_plan(plan, p->allow, p->allow_n, d->hosts_file, v6_ok, own,
-					 own_n);
-	free(own);
-	return rc;
-}
-
-/* Writes a resolved plan's pins and label into the create request. */
-static void egress_apply(const struct sbx__np_plan *plan, json_t *body)
-{
-	json_t *pins = json_array();
-
-	for (size_t i = 0; i < plan->pins_n; i++)
-		json_array_append_new(pins, json_string(plan->pins[i]));
-	json_object_set_new(json_object_get(body, "HostConfig"), "ExtraHosts", pins);
-	json_object_set_new(json_object_get(body, "Labels"), SBX_LABEL_PREFIX "netpolicy",
-			    json_string("veth"));
-	/* NetworkMode stays none; with NetworkDisabled the engine writes no
-	 * /etc/hosts, and the pins would be lost. */
-	json_object_set_new(body, "NetworkDisabled", json_false());
-}
-
-/* Removes a sandbox's host-side egress state, keeping an earlier error. */
-static int egress_detach(const char *session, int rc)
-{
-	struct sbx__error_saved saved;
-
-	if (rc == 0)
-		return sbx__netpolicy_detach(session);
-	sbx__error_save(&saved);
-	sbx__netpolicy_detach(session);
-	sbx__error_restore(&saved, rc);
-	sbx__error_http(saved.http_status);
-	return rc;
-}
-
 static long left_ms(uint64_t deadline)
 {
 	uint64_t now = sbx__mono_ms();
@@ -564,7 +513,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	}
 	/* Names are resolved before the uid lock is taken, so that a slow
 	 * resolver holds up this create alone. */
-	if (p->allow_n && (rc = egress_plan(d, p, &plan)) < 0)
+	if (p->allow_n && (rc = sbx__docker_egress_plan(d, p, &plan)) < 0)
 		return rc;
 	/* From choosing the uid until the container carrying it exists. */
 	lock = sbx__uid_lock(deadline);
@@ -579,7 +528,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	if (!body)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "build create request");
 	if (p->allow_n)
-		egress_apply(&plan, body);
+		sbx__docker_egress_apply(&plan, body);
 	snprintf(path, sizeof(path), "/containers/create?name=%s", session);
 	rc = sbx__docker_call(d, "POST", path, body, left_ms(deadline), &status, &resp);
 	close(SBX_STEAL_FD(&lock));
@@ -828,7 +777,7 @@ static int d_destroy(void *state, void *box)
 		return 0;
 	rc = sbx__docker_remove(state, b->id);
 	if (b->netpolicy)
-		rc = egress_detach(b->session, rc);
+		rc = sbx__docker_egress_detach(b->session, rc);
 	/* Only once the container is gone: then nothing holds the disk. */
 	if (b->disk && rc == 0)
 		rc = sbx__disk_remove(b->session);
