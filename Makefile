@@ -45,7 +45,7 @@ else
 CPPFLAGS += -D_FORTIFY_SOURCE=2
 endif
 LIBS := $(shell pkg-config --libs $(PKGS)) -lpthread
-TEST_LIBS := $(shell pkg-config --libs libmicrohttpd libnghttp2 libarchive) -lcmocka
+TEST_LIBS := $(shell pkg-config --libs libmicrohttpd libnghttp2 libarchive openssl) -lcmocka
 
 LIB_SRC := $(wildcard util/*.c core/*.c engine/*.c cgroups/*.c netpolicy/*.c remote/*.c \
 	remote/e2b/*.c remote/modal/*.c backends/*.c)
@@ -75,7 +75,8 @@ CANARY_SRC := $(wildcard tests/canary/test_*.c)
 CANARY_BIN := $(patsubst tests/canary/%.c,$(B)/tests/canary/%,$(CANARY_SRC))
 TEST_SUPPORT := $(wildcard tests/support/*.c) $(CANARY_LIB)
 
-all: $(B)/libsandboxio.a $(B)/libsandboxio.so $(B)/sandboxio build/sbx-init build/sbx-resolv.conf
+all: $(B)/libsandboxio.a $(B)/libsandboxio.so $(B)/sandboxio build/sbx-init build/sbx-resolv.conf \
+	build/sbx-egress
 
 # Every sandbox's /etc/resolv.conf: no name server.
 build/sbx-resolv.conf: init/resolv.conf
@@ -150,6 +151,14 @@ $(B)/sandboxio: $(FRONT_OBJ) $(B)/libsandboxio.a $(B)/sandboxio-full
 build/sbx-init: $(INIT_OBJ)
 	$(CC) -static -o $@ $^ -lseccomp -lcap
 
+# sbx-egress, the name checker of allow_host entries (cli/egress/): a host
+# process per sandbox, found beside sbx-init (or $$SANDBOXIO_EGRESS).
+EGRESS_SRC := $(wildcard cli/egress/*.c)
+EGRESS_OBJ := $(EGRESS_SRC:%.c=$(B)/obj/%.o)
+build/sbx-egress: $(EGRESS_OBJ) $(B)/libsandboxio.a
+	@mkdir -p build
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(EGRESS_OBJ) $(B)/libsandboxio.a $(LIBS)
+
 # The init's I/O-free parts, linked into its unit tests and the engine's (whose
 # scripted init parses the host's requests with them), and fuzzed.
 INIT_PURE_SRC := init/request.c
@@ -175,7 +184,8 @@ $(B)/tests/canary/%: tests/canary/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(B)/libsandboxio.a $(LIBS) $(TEST_LIBS)
 
-contract: $(CANARY_BIN) $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-resolv.conf
+contract: $(CANARY_BIN) $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-resolv.conf \
+	build/sbx-egress
 	@set -e; for t in $(CANARY_BIN) $(CONTRACT_BIN); do echo "== $$t"; \
 		SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio $$t; done
 	@set -e; for t in test_controls test_docker_egress test_docker_defaults test_docker_secrets test_docker_root \
@@ -383,6 +393,7 @@ install: all build/man/.stamp build/sandboxio.bash
 		packaging/sandboxio.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/sandboxio.pc
 	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/sandboxio.pc
 	install -m 0755 build/sbx-init $(DESTDIR)$(LIBEXECDIR)/sbx-init
+	install -m 0755 build/sbx-egress $(DESTDIR)$(LIBEXECDIR)/sbx-egress
 	install -m 0755 $(B)/sandboxio-full $(DESTDIR)$(LIBEXECDIR)/sandboxio-full
 	install -m 0644 build/sbx-resolv.conf $(DESTDIR)$(LIBEXECDIR)/sbx-resolv.conf
 	install -m 0755 scripts/mkimage.sh $(DESTDIR)$(LIBEXECDIR)/mkimage.sh

@@ -9,7 +9,7 @@
  * command talks to the engine itself, silently. A command that names a
  * choice the daemon makes for itself at its start (--socket, --config,
  * --hosts-file, --audit-log, another backend, or $DOCKER_HOST,
- * $SANDBOXIO_CONFIG, $SANDBOXIO_HOSTS_FILE, $SANDBOXIO_INIT) takes the
+ * $SANDBOXIO_CONFIG, $SANDBOXIO_HOSTS_FILE, $SANDBOXIO_INIT, $SANDBOXIO_EGRESS) takes the
  * direct path, or, when it names a daemon too, is refused. So are requests
  * the protocol cannot carry (an argument that is not UTF-8) and runs with
  * secrets, whose values never leave the process that read them: those go
@@ -87,7 +87,8 @@ int cli_dsend_frame(int fd, enum cli_dtype type, const void *data, size_t len)
 static const char *own_choice(const struct cli_opts *o)
 {
 	static const char *const vars[] = {"DOCKER_HOST", "SANDBOXIO_CONFIG",
-					   "SANDBOXIO_HOSTS_FILE", "SANDBOXIO_INIT"};
+					   "SANDBOXIO_HOSTS_FILE", "SANDBOXIO_INIT",
+					   "SANDBOXIO_EGRESS"};
 
 	if (o->socket)
 		return "--socket";

@@ -393,6 +393,7 @@ int sbx__config_check_backend_choices(const sbx_config *c,
 {
 	const char *env_hosts = secure_getenv("SANDBOXIO_HOSTS_FILE");
 	const char *env_init = secure_getenv("SANDBOXIO_INIT");
+	const char *env_egress = secure_getenv("SANDBOXIO_EGRESS");
 
 	*hosts_file = caller_hosts;
 	if (!c)
@@ -423,6 +424,13 @@ int sbx__config_check_backend_choices(const sbx_config *c,
 				"call, and the init that becomes every sandbox's PID 1 is the "
 				"installed one (" SBX_LIBEXECDIR "/sbx-init); unset it",
 				env_init, system_source(c));
+		if (env_egress && *env_egress)
+			return sbx__error_set(
+				SBX_EDENIED, SBX_ERRCLASS_POLICY,
+				"$SANDBOXIO_EGRESS (%.200s) refused: the system config %s bounds "
+				"this call, and the name checker of allow_host entries is the "
+				"installed one (" SBX_LIBEXECDIR "/sbx-egress); unset it",
+				env_egress, system_source(c));
 	}
 	if (c->hosts_file) {
 		if (caller_hosts && *caller_hosts && strcmp(caller_hosts, c->hosts_file) != 0)

@@ -48,7 +48,8 @@ struct sbx__docker {
 	int has_runsc_hostinet; /* SBX_RUNTIME_GVISOR_HOSTINET is registered */
 	char hostname[65];
 	char boot_id[40];
-	char *hosts_file; /* resolves allowlist names instead of the host's resolver; NULL: none */
+	char *hosts_file;  /* resolves allowlist names instead of the host's resolver; NULL: none */
+	char *egress_path; /* the name checker (sbx-egress) for allow_host entries; NULL: none */
 };
 
 struct sbx__chan;

@@ -143,6 +143,7 @@ static void d_free(void *state)
 	sbx__http_done(&d->http);
 	free(d->init_path);
 	free(d->hosts_file);
+	free(d->egress_path);
 	free(d->resolv_path);
 	free(d);
 }
@@ -170,6 +171,7 @@ static int d_open(const sbx_backend_options *o, void **state)
 		snprintf(d->init_error, sizeof(d->init_error), "%s", sbx_error_last()->message);
 		sbx__error_clear();
 	}
+	d->egress_path = sbx__egress_path(d->init_path); /* NULL: checked when needed */
 	if (rc == 0)
 		rc = sbx__docker_call(d, "GET", "/info", NULL, 0, &status, &info);
 	if (rc < 0) {

@@ -1,7 +1,8 @@
 /*
  * engine/egress.c: a sandbox's egress allowlist as create and close see it:
  * resolved into a plan on the host (netpolicy/), written into the create
- * request, and removed again.
+ * request, and removed again. The plan carries what the sandbox's name
+ * checker needs (netpolicy/egress.c).
  */
 #include <stdlib.h>
 
@@ -32,6 +33,7 @@ int sbx__docker_egress_plan(struct sbx__docker *d, const sbx_policy *p, struct s
 	if (rc == 0)
 		rc = sbx__netpolicy_plan(plan, p->allow, p->allow_n, d->hosts_file, v6_ok, own,
 					 own_n);
+	plan->checker = d->egress_path;
 	free(own);
 	return rc;
 }

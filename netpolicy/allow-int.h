@@ -94,6 +94,7 @@ struct sbx__np_rule {
 	uint8_t addr[16];
 	uint8_t plen;
 	uint16_t port;
+	unsigned host; /* 0: a CIDR entry's; else 1 + the index of its name in hosts */
 };
 
 /* What a backend enforces for one sandbox: rules, and the pinned names. */
@@ -105,6 +106,11 @@ struct sbx__np_plan {
 	struct sbx__host_addr *never; /* this host's addresses and bridges, dropped first */
 	size_t never_n;
 	int has_v4, has_v6;
+	/* The names of allow_host entries: their TCP goes through the name
+	 * checker (sbx-egress), which rules with host != 0 point to. */
+	char **hosts;
+	size_t hosts_n;
+	const char *checker; /* the checker's path (not owned); set by the backend */
 };
 
 /*

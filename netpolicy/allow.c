@@ -267,6 +267,9 @@ void sbx__netpolicy_plan_clear(struct sbx__np_plan *p)
 	for (size_t i = 0; i < p->pins_n; i++)
 		free(p->pins[i]);
 	free(p->pins);
+	for (size_t i = 0; i < p->hosts_n; i++)
+		free(p->hosts[i]);
+	free(p->hosts);
 	free(p->rules);
 	free(p->never);
 	memset(p, 0, sizeof(*p));
@@ -306,6 +309,27 @@ static int add_pin(struct sbx__np_plan *p, const char *name, const char *addr)
 	}
 	p->pins = g;
 	p->pins[p->pins_n++] = pin;
+	return 0;
+}
+
+/* The index + 1 of name in p->hosts, added if new. */
+static int add_host(struct sbx__np_plan *p, const char *name, unsigned *host)
+{
+	char **g;
+
+	for (size_t i = 0; i < p->hosts_n; i++)
+		if (strcmp(p->hosts[i], name) == 0) {
+			*host = (unsigned)i + 1;
+			return 0;
+		}
+	g = realloc(p->hosts, (p->hosts_n + 1) * sizeof(*g));
+	if (!g || !(g[p->hosts_n] = strdup(name))) {
+		if (g)
+			p->hosts = g;
+		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
+	}
+	p->hosts = g;
+	*host = (unsigned)++p->hosts_n;
 	return 0;
 }
 
@@ -396,6 +420,7 @@ static int plan_host(struct sbx__np_plan *p,
 	struct found f[SBX_ALLOW_ADDRS_MAX];
 	size_t n = 0, kept = 0;
 	char txt[INET6_ADDRSTRLEN];
+	unsigned host = 0;
 	int rc;
 
 	rc = hosts_file ? lookup_file(hosts_file, a->name, f, &n) : lookup_system(a->name, f, &n);
@@ -417,10 +442,13 @@ static int plan_host(struct sbx__np_plan *p,
 					      "sandbox never reaches",
 					      a->name, txt, why);
 	}
+	if ((rc = add_host(p, a->name, &host)) < 0)
+		return rc;
 	for (size_t i = 0; i < n; i++) {
 		struct sbx__np_rule r = {.family = f[i].family,
 					 .plen = f[i].family == AF_INET ? 32 : 128,
-					 .port = a->port};
+					 .port = a->port,
+					 .host = host};
 
 		if (f[i].family == AF_INET6 && !v6_ok)
 			continue; /* left out and not pinned: the sandbox only knows IPv4 */

@@ -38,17 +38,60 @@ int sbx__netpolicy_check(const struct sbx__allow *a, size_t n, int *v6_ok);
 int sbx__netpolicy_host_addrs(struct sbx__host_addr **out, size_t *n);
 
 /*
+ * The name checker of one sandbox (sbx-egress, netpolicy/egress.c): a host
+ * process listening on 127.0.0.1:port4 and [::1]:port6 (IP_TRANSPARENT),
+ * to which the sandbox's table sends TCP toward name entries with tproxy,
+ * marked SBX_NP_TPROXY_MARK; one host-wide policy rule routes marked packets
+ * through table SBX_NP_TPROXY_TABLE, which delivers everything locally.
+ */
+#define SBX_NP_TPROXY_MARK 0x73627865u
+#define SBX_NP_TPROXY_TABLE 29538
+#define SBX_NP_TPROXY_PRIO 29538
+
+struct sbx__np_checker {
+	pid_t pid;
+	unsigned long long start; /* its start time (/proc/PID/stat field 22) */
+	uint16_t port4, port6;
+};
+
+/*
  * The nftables commands for one sandbox (one transaction): its table, and
  * when docker_user is set, the two accept rules in ip filter DOCKER-USER.
  * reject: answer refused packets with ICMP admin-prohibited (else drop).
+ * ck: the sandbox's name checker; NULL (or a port of 0) resets every TCP
+ * connection to a name entry's addresses.
  */
 int sbx__netpolicy_ruleset(char **out,
 			   const char *name,
 			   const uint8_t a4[4],
 			   const uint8_t a6[16],
 			   const struct sbx__np_plan *plan,
+			   const struct sbx__np_checker *ck,
 			   int reject,
 			   int docker_user);
+
+/*
+ * Starts the checker of sandbox name (whose init is host pid `pid`) for the
+ * name entries of plan, from plan->checker: double-forked into its own
+ * session, holding a pidfd on the init, so it ends with the sandbox whoever
+ * started it. Records its pid beside the table (SBX_NP_EGRESS_DIR/NAME) and
+ * makes the host-wide policy route if missing. deadline bounds the wait for
+ * it to listen. Returns 0 with *ck filled, or an error naming the problem.
+ */
+int sbx__egress_start(const char *name,
+		      pid_t pid,
+		      const struct sbx__np_plan *plan,
+		      uint64_t deadline,
+		      struct sbx__np_checker *ck);
+/* The checker's path: $SANDBOXIO_EGRESS, else sbx-egress beside init_path
+ * (the install directory, or the build's). malloc'ed; NULL without one. */
+char *sbx__egress_path(const char *init_path);
+
+/* Ends the checker recorded for name, if it is still that process, and
+ * removes its record. Gone counts as ended. */
+int sbx__egress_stop(const char *name);
+
+#define SBX_NP_EGRESS_DIR "/run/sandboxio/egress"
 
 /*
  * Gives the sandbox whose init is host pid `pid` its link and rules. On

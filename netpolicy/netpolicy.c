@@ -364,9 +364,11 @@ static int remove_rules(const char *name)
 
 static int detach_locked(const char *session);
 
-static int attach_locked(const char *session, pid_t pid, const struct sbx__np_plan *plan)
+static int
+attach_locked(const char *session, pid_t pid, const struct sbx__np_plan *plan, uint64_t deadline)
 {
 	_sbx_cleanup_free_ char *rules = NULL;
+	struct sbx__np_checker ck = {0};
 	char name[SBX_NP_NAME_MAX];
 	uint8_t a4[4] = {0}, a6[16] = {0};
 	int rc, forward_drop = 0, docker_user;
@@ -387,7 +389,7 @@ static int attach_locked(const char *session, pid_t pid, const struct sbx__np_pl
 	 */
 	{
 		struct sbx__np_plan none = {0};
-		rc = sbx__netpolicy_ruleset(&rules, name, a4, a6, &none, 1, 0);
+		rc = sbx__netpolicy_ruleset(&rules, name, a4, a6, &none, NULL, 1, 0);
 		if (rc == 0)
 			rc = sbx__nft_run(rules, NULL);
 		free(SBX_STEAL(&rules));
@@ -395,8 +397,11 @@ static int attach_locked(const char *session, pid_t pid, const struct sbx__np_pl
 			return rc;
 	}
 	rc = sbx__nl_attach(name, pid, plan, a4, a6);
+	/* The name checker before the real rules, which point to it. */
 	if (rc == 0)
-		rc = sbx__netpolicy_ruleset(&rules, name, a4, a6, plan, 1, docker_user);
+		rc = sbx__egress_start(name, pid, plan, deadline, &ck);
+	if (rc == 0)
+		rc = sbx__netpolicy_ruleset(&rules, name, a4, a6, plan, &ck, 1, docker_user);
 	if (rc == 0) {
 		/* Replace the closed table atomically: delete and re-add in one batch. */
 		_sbx_cleanup_free_ char *batch = NULL;
@@ -425,7 +430,7 @@ int sbx__netpolicy_attach(const char *session,
 
 	if (lk < 0)
 		return lk;
-	rc = attach_locked(session, pid, plan);
+	rc = attach_locked(session, pid, plan, deadline);
 	host_unlock(lk);
 	return rc;
 }
@@ -439,6 +444,9 @@ static int detach_locked(const char *session)
 		return 0; /* not a session of ours: nothing was made for it */
 	rc = sbx__nl_remove(name);
 	rc2 = remove_rules(name);
+	if (rc == 0)
+		rc = rc2;
+	rc2 = sbx__egress_stop(name);
 	return rc < 0 ? rc : rc2;
 }
 
@@ -519,6 +527,12 @@ static int find_dead(struct np_names *dead, sbx_np_alive_cb alive, void *payload
 		rc = ask(&asked, dead, de->d_name, alive, payload);
 	if (dir)
 		closedir(dir);
+	/* Name checkers recorded for sandboxes (netpolicy/egress.c). */
+	dir = opendir(SBX_NP_EGRESS_DIR);
+	while (rc == 0 && dir && (de = readdir(dir)))
+		rc = ask(&asked, dead, de->d_name, alive, payload);
+	if (dir)
+		closedir(dir);
 	if (rc == 0)
 		rc = sbx__nft_tables(&tables, &nt);
 	if (rc == 0)
@@ -544,10 +558,15 @@ static int sweep_locked(const struct np_names *dead)
 	size_t nt = 0, nh = 0;
 	int cleaned = 0, rc;
 
-	/* Links whose sandbox is gone (only a crash between steps leaves one). */
-	for (size_t i = 0; i < dead->n; i++)
+	/* Links whose sandbox is gone (only a crash between steps leaves one),
+	 * and name checkers still recorded for one (each ends by itself when
+	 * its sandbox goes; this ends one that did not). */
+	for (size_t i = 0; i < dead->n; i++) {
 		if (sbx__nl_exists(dead->v[i]) && sbx__nl_remove(dead->v[i]) == 0)
 			cleaned++;
+		if (sbx__egress_stop(dead->v[i]) < 0)
+			sbx__error_clear();
+	}
 	/* Tables and DOCKER-USER rules whose link and sandbox are both gone. */
 	rc = sbx__nft_tables(&tables, &nt);
 	if (rc == 0)

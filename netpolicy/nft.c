@@ -63,6 +63,37 @@ static int emit_rule(struct sbx__buf *b, const char *t, const struct sbx__np_rul
 			       r->family == AF_INET ? "ip" : "ip6", a, r->plen);
 }
 
+/*
+ * A name entry's address: its TCP goes to the sandbox's name checker
+ * (tproxy keeps the destination; the mark routes it to this host), and when
+ * no checker listens tproxy does not match and the next rule resets the
+ * connection. Its UDP (QUIC) falls through to the final refusal.
+ */
+static int emit_name_rule(struct sbx__buf *b,
+			  const char *t,
+			  const struct sbx__np_rule *r,
+			  const struct sbx__np_checker *ck)
+{
+	char a[INET6_ADDRSTRLEN], tcp[32] = "meta l4proto tcp";
+	const char *fam = r->family == AF_INET ? "ip" : "ip6";
+	int rc = 0;
+
+	sbx__addr_format(r->family, r->addr, a, sizeof(a));
+	if (r->port)
+		snprintf(tcp, sizeof(tcp), "tcp dport %u", r->port);
+	if (ck && (r->family == AF_INET ? ck->port4 : ck->port6))
+		rc |= sbx__buf_printf(
+			b,
+			"add rule inet %s sbx_egress %s daddr %s/%u %s tproxy %s to %s:%u "
+			"meta mark set 0x%x accept\n",
+			t, fam, a, r->plen, tcp, fam, r->family == AF_INET ? "127.0.0.1" : "[::1]",
+			r->family == AF_INET ? ck->port4 : ck->port6, SBX_NP_TPROXY_MARK);
+	rc |= sbx__buf_printf(
+		b, "add rule inet %s sbx_egress %s daddr %s/%u %s counter reject with tcp reset\n",
+		t, fam, a, r->plen, tcp);
+	return rc;
+}
+
 static int
 emit_drop(struct sbx__buf *b, const char *t, int family, const uint8_t *addr, unsigned plen)
 {
@@ -78,6 +109,7 @@ int sbx__netpolicy_ruleset(char **out,
 			   const uint8_t a4[4],
 			   const uint8_t a6[16],
 			   const struct sbx__np_plan *plan,
+			   const struct sbx__np_checker *ck,
 			   int reject,
 			   int docker_user)
 {
@@ -118,8 +150,14 @@ int sbx__netpolicy_ruleset(char **out,
 		&b,
 		"add rule inet %s sbx_egress fib daddr type { local, broadcast, multicast } drop\n",
 		t);
+	/* CIDR entries first: an address one opens keeps its address-only
+	 * meaning, whatever name also resolves to it. */
 	for (size_t i = 0; i < plan->n; i++)
-		rc |= emit_rule(&b, t, &plan->rules[i]);
+		if (!plan->rules[i].host)
+			rc |= emit_rule(&b, t, &plan->rules[i]);
+	for (size_t i = 0; i < plan->n; i++)
+		if (plan->rules[i].host)
+			rc |= emit_name_rule(&b, t, &plan->rules[i], ck);
 	rc |= sbx__buf_printf(&b, "add rule inet %s sbx_egress counter %s\n", t,
 			      reject ? "reject with icmpx type admin-prohibited" : "drop");
 	/* Toward the sandbox: answers only; nothing may start a flow to it. */

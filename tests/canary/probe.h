@@ -6,7 +6,8 @@
  * The probe is given triples MODE HOST PORT and prints one line per triple:
  * "ok ..." when something answered, "sent" when a datagram left with no
  * answer, or the errno name (ENETUNREACH, EPERM, ...), "timeout", or
- * "gaierror N". Modes: tcp (connect + HTTP GET), udp (echo), icmp (an echo
+ * "gaierror N". Modes: tcp (connect + HTTP GET, with a Host header when HOST
+ * is a name), udp (echo), icmp (an echo
  * from a datagram ICMP socket), raw (the same from a raw socket), dns (a
  * query for probe.canary.test sent to HOST:PORT), resolve (getaddrinfo of
  * HOST, through whatever the sandbox has for a resolver).
@@ -17,6 +18,9 @@
 #define CANARY_PROBE_PY                                                                            \
 	"import socket,errno,sys,struct\n"                                                         \
 	"def fam(h): return socket.AF_INET6 if ':' in h else socket.AF_INET\n"                     \
+	"def isname(h):\n"                                                                         \
+	"  try: socket.inet_pton(fam(h),h); return False\n"                                        \
+	"  except OSError: return True\n"                                                          \
 	"def csum(b):\n"                                                                           \
 	"  s=sum(struct.unpack('!%dH'%(len(b)//2),b)); s=(s>>16)+(s&0xffff); s+=s>>16\n"           \
 	"  return (~s)&0xffff\n"                                                                   \
@@ -26,7 +30,8 @@
 	"  try:\n"                                                                                 \
 	"    if m=='tcp':\n"                                                                       \
 	"      s=socket.socket(fam(h),socket.SOCK_STREAM); s.settimeout(3); s.connect((h,p))\n"    \
-	"      s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n'); d=b''\n"                                  \
+	"      s.sendall(b'GET / HTTP/1.0\\r\\n'+(b'Host: '+h.encode()+b'\\r\\n' if isname(h) "    \
+	"else b'')+b'\\r\\n'); d=b''\n"                                                            \
 	"      while len(d)<400:\n"                                                                \
 	"        x=s.recv(400)\n"                                                                  \
 	"        if not x: break\n"                                                                \

@@ -417,7 +417,7 @@ static void test_netpolicy_rules__order_and_content(void **state)
 	(void)state;
 	a6[15] = 9;
 	assert_int_equal(plan_of(&pl, "web.canary.test:80", "128.0.0.0/1", 1), 0);
-	assert_int_equal(sbx__netpolicy_ruleset(&r, "sbx0123456789ab", a4, a6, &pl, 1, 1), 0);
+	assert_int_equal(sbx__netpolicy_ruleset(&r, "sbx0123456789ab", a4, a6, &pl, NULL, 1, 1), 0);
 	/* Before DNAT and every filter; only the sandbox's link. */
 	assert_non_null(strstr(r, "add chain inet sbx0123456789ab sbx_egress { type filter hook "
 				  "prerouting priority -150;"));
@@ -441,10 +441,13 @@ static void test_netpolicy_rules__order_and_content(void **state)
 	assert_non_null(after(r, "ip daddr 172.17.0.1/32 drop", "ip daddr 172.17.0.0/16 drop"));
 	assert_non_null(after(r, "ip daddr 172.17.0.0/16 drop", "fib daddr type { local"));
 	assert_non_null(after(r, "fib daddr type { local", "ip daddr 128.0.0.0/1 accept"));
-	assert_non_null(after(r, "fib daddr type { local",
-			      "ip daddr 198.51.100.7/32 meta l4proto { tcp, udp } th dport 80 "
-			      "accept"));
-	assert_non_null(after(r, "dport 80 accept",
+	/* A name's address: without a checker, its TCP is reset; never an
+	 * address-only accept. CIDR entries come first. */
+	assert_null(strstr(r, "198.51.100.7/32 meta l4proto { tcp, udp }"));
+	assert_non_null(
+		after(r, "ip daddr 128.0.0.0/1 accept",
+		      "ip daddr 198.51.100.7/32 tcp dport 80 counter reject with tcp reset"));
+	assert_non_null(after(r, "tcp dport 80 counter reject with tcp reset",
 			      "counter reject with icmpx type "
 			      "admin-prohibited"));
 	/* Nothing starts a flow toward the sandbox; its address is masqueraded. */
@@ -453,10 +456,25 @@ static void test_netpolicy_rules__order_and_content(void **state)
 	assert_non_null(strstr(r, "insert rule ip filter DOCKER-USER iifname \"sbx0123456789ab\" "
 				  "accept comment \"sandboxio sbx0123456789ab\""));
 	free(r);
-	assert_int_equal(sbx__netpolicy_ruleset(&r, "sbx0123456789ab", a4, a6, &pl, 0, 0), 0);
+	assert_int_equal(sbx__netpolicy_ruleset(&r, "sbx0123456789ab", a4, a6, &pl, NULL, 0, 0), 0);
 	assert_null(strstr(r, "DOCKER-USER"));
 	assert_non_null(strstr(r, "sbx_egress counter drop"));
 	free(r);
+	/* With its checker: the name's TCP goes there (tproxy, marked), and is
+	 * reset when nothing listens. */
+	{
+		struct sbx__np_checker ck = {.pid = 77, .port4 = 4242, .port6 = 4243};
+
+		assert_int_equal(
+			sbx__netpolicy_ruleset(&r, "sbx0123456789ab", a4, a6, &pl, &ck, 1, 0), 0);
+		assert_non_null(after(r, "fib daddr type { local",
+				      "ip daddr 198.51.100.7/32 tcp dport 80 tproxy ip to "
+				      "127.0.0.1:4242 meta mark set 0x73627865 accept"));
+		assert_non_null(after(r, "127.0.0.1:4242 meta mark set 0x73627865 accept",
+				      "ip daddr 198.51.100.7/32 tcp dport 80 counter reject with "
+				      "tcp reset"));
+		free(r);
+	}
 	sbx__netpolicy_plan_clear(&pl);
 }
 

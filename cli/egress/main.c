@@ -1,0 +1,159 @@
+/*
+ * cli/egress/main.c: sbx-egress, the name checker of one sandbox
+ * (docs/egress-names.md). Started by netpolicy/egress.c as
+ *
+ *   sbx-egress sbxXXXXXXXXXXXX NAME/PORT/ADDRESS...
+ *
+ * with descriptor 3 a pidfd on the sandbox's init and 4 the write end of a
+ * pipe. It forks once (the first process exits, so the one left belongs to
+ * no caller), listens on 127.0.0.1 and [::1] with IP_TRANSPARENT on ports
+ * the kernel picks, writes "PID START PORT4 PORT6\n" to 4, and serves until
+ * the pidfd is readable (the sandbox is gone) or it is killed.
+ *
+ * Each connection the sandbox's tproxy rules send here keeps the address the
+ * sandbox named (getsockname). Its first bytes (at most SBX_SNI_MAX, with a
+ * hang guard on the wait for them) decide (netpolicy/egress-decide.c): an
+ * allowed one is relayed to that address from this host; a refused one is
+ * reset at once (SO_LINGER 0). On plain HTTP every request's head is
+ * checked in turn (cli/egress/relay.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cli/egress/egress.h"
+
+#define PIDFD 3
+#define READY_FD 4
+#define CONN_MAX 256
+
+static struct egress_cfg cfg;
+static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
+static int conns;
+
+static int listener(int family, uint16_t *port)
+{
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	struct sockaddr_storage ss = {0};
+	socklen_t len;
+
+	if (fd < 0)
+		return -1;
+	if (family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+		a->sin_family = AF_INET;
+		a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		len = sizeof(*a);
+		if (setsockopt(fd, SOL_IP, IP_TRANSPARENT, &one, sizeof(one)) < 0)
+			goto fail;
+	} else {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+		a->sin6_family = AF_INET6;
+		a->sin6_addr = in6addr_loopback;
+		len = sizeof(*a);
+		if (setsockopt(fd, SOL_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0 ||
+		    setsockopt(fd, SOL_IPV6, IPV6_TRANSPARENT, &one, sizeof(one)) < 0)
+			goto fail;
+	}
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 128) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		goto fail;
+	*port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+					: ((struct sockaddr_in6 *)&ss)->sin6_port);
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+static void *conn_thread(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+
+	egress_serve(&cfg, fd);
+	pthread_mutex_lock(&conn_lock);
+	conns--;
+	pthread_mutex_unlock(&conn_lock);
+	return NULL;
+}
+
+static void accept_one(int lfd)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC), over;
+	pthread_attr_t at;
+	pthread_t t;
+
+	if (fd < 0)
+		return;
+	pthread_mutex_lock(&conn_lock);
+	over = conns >= CONN_MAX;
+	if (!over)
+		conns++;
+	pthread_mutex_unlock(&conn_lock);
+	if (over) {
+		egress_reset(fd);
+		return;
+	}
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, 256 * 1024);
+	if (pthread_create(&t, &at, conn_thread, (void *)(intptr_t)fd) != 0) {
+		egress_reset(fd);
+		pthread_mutex_lock(&conn_lock);
+		conns--;
+		pthread_mutex_unlock(&conn_lock);
+	}
+	pthread_attr_destroy(&at);
+}
+
+int main(int argc, char **argv)
+{
+	struct pollfd p[3];
+	unsigned long long start;
+	uint16_t port4 = 0, port6 = 0;
+	int l4, l6, np;
+	pid_t pid;
+	char line[96];
+
+	if (argc < 3 || egress_cfg_parse(&cfg, argc - 1, argv + 1) < 0)
+		return 2;
+	signal(SIGPIPE, SIG_IGN);
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid > 0)
+		_exit(0); /* the caller waits for this one only */
+	l4 = listener(AF_INET, &port4);
+	l6 = listener(AF_INET6, &port6); /* none without IPv6: the rules then reset */
+	if (l4 < 0 || egress_self_start(&start) < 0)
+		return 1;
+	snprintf(line, sizeof(line), "%d %llu %u %u\n", (int)getpid(), start, port4,
+		 l6 >= 0 ? port6 : 0);
+	if (write(READY_FD, line, strlen(line)) != (ssize_t)strlen(line))
+		return 1;
+	close(READY_FD);
+	p[0] = (struct pollfd){.fd = PIDFD, .events = POLLIN};
+	p[1] = (struct pollfd){.fd = l4, .events = POLLIN};
+	p[2] = (struct pollfd){.fd = l6, .events = POLLIN};
+	np = l6 >= 0 ? 3 : 2;
+	for (;;) {
+		if (poll(p, (nfds_t)np, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return 1;
+		}
+		if (p[0].revents)
+			_exit(0); /* the sandbox is gone: every connection goes with us */
+		for (int i = 1; i < np; i++)
+			if (p[i].revents & POLLIN)
+				accept_one(p[i].fd);
+	}
+}

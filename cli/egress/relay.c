@@ -1,0 +1,318 @@
+/*
+ * cli/egress/relay.c: one connection of sbx-egress: the check of its first
+ * bytes, the connection to the address the sandbox named, and the relay
+ * both ways, following the requests of a plain HTTP connection so that
+ * each one's Host is checked.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/egress/egress.h"
+#include "netpolicy/sni-int.h"
+
+/* Hang guards, not bounds on speed: a client that connects and sends
+ * nothing, and an address that never answers. */
+#define FIRST_BYTES_GUARD_MS 30000
+#define CONNECT_GUARD_MS 30000
+#define COPY_BUF 65536
+
+static int tokenise_entry(struct egress_cfg *c, const char *arg)
+{
+	const char *why = NULL;
+
+	if (c->n >= EGRESS_ENTRIES_MAX) {
+		fprintf(stderr, "sbx-egress: more than %d entries\n", EGRESS_ENTRIES_MAX);
+		return -1;
+	}
+	if (sbx__egress_entry_parse(&c->v[c->n], arg, &why) < 0) {
+		fprintf(stderr, "sbx-egress: entry '%.300s': %s\n", arg, why);
+		return -1;
+	}
+	c->n++;
+	return 0;
+}
+
+int egress_cfg_parse(struct egress_cfg *c, int argc, char **argv)
+{
+	memset(c, 0, sizeof(*c));
+	if (strlen(argv[0]) != 15 || strncmp(argv[0], "sbx", 3) != 0) {
+		fprintf(stderr, "sbx-egress: '%.40s' is not a sandbox's table name\n", argv[0]);
+		return -1;
+	}
+	snprintf(c->table, sizeof(c->table), "%s", argv[0]);
+	c->v = calloc(EGRESS_ENTRIES_MAX, sizeof(*c->v));
+	if (!c->v)
+		return -1;
+	for (int i = 1; i < argc; i++)
+		if (tokenise_entry(c, argv[i]) < 0)
+			return -1;
+	if (c->n == 0) {
+		fprintf(stderr, "sbx-egress: no entries\n");
+		return -1;
+	}
+	return 0;
+}
+
+int egress_self_start(unsigned long long *start)
+{
+	char buf[1024], *p;
+	ssize_t n;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	p++;
+	for (int field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	return p && sscanf(p, "%llu", start) == 1 ? 0 : -1;
+}
+
+void egress_reset(int fd)
+{
+	struct linger l = {.l_onoff = 1, .l_linger = 0};
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	close(fd);
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Connects to the address the sandbox named, from this host. */
+static int connect_to(const struct sockaddr_storage *dst, socklen_t len)
+{
+	int fd = socket(dst->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), err = 0;
+	socklen_t el = sizeof(err);
+	struct pollfd p;
+
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (const struct sockaddr *)dst, len) < 0 && errno != EINPROGRESS) {
+		close(fd);
+		return -1;
+	}
+	p = (struct pollfd){.fd = fd, .events = POLLOUT};
+	while (poll(&p, 1, CONNECT_GUARD_MS) < 0 && errno == EINTR)
+		;
+	if (!(p.revents & POLLOUT) || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0 || err) {
+		close(fd);
+		return -1;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
+struct conn {
+	const struct egress_cfg *cfg;
+	int c, u; /* the sandbox's side, the address's side */
+	int family;
+	uint8_t addr[16];
+	uint16_t port;
+	uint8_t *pend; /* HTTP: client bytes not yet forwarded */
+	size_t pend_n;
+	unsigned long long credit; /* HTTP: bytes of the current request still allowed */
+	unsigned long long up, down;
+	struct sbx__egress_verdict v;
+};
+
+/* HTTP: forwards what the requests checked so far allow, and checks each
+ * next head. 0, or -1 when one is refused (c->v says why). */
+static int http_forward(struct conn *k)
+{
+	while (k->pend_n) {
+		if (k->credit) {
+			size_t n = k->credit < k->pend_n ? (size_t)k->credit : k->pend_n;
+			if (write_all(k->u, k->pend, n) < 0)
+				return -1;
+			k->up += n;
+			k->credit -= n;
+			memmove(k->pend, k->pend + n, k->pend_n - n);
+			k->pend_n -= n;
+			continue;
+		}
+		sbx__egress_decide(k->cfg->v, k->cfg->n, SBX_EGRESS_HTTP, k->family, k->addr,
+				   k->port, k->pend, k->pend_n, &k->v);
+		if (k->v.verdict == SBX_EGRESS_REFUSE)
+			return -1;
+		if (k->v.verdict == SBX_EGRESS_MORE) {
+			if (k->pend_n >= SBX_SNI_MAX) {
+				k->v.verdict = SBX_EGRESS_REFUSE;
+				k->v.reason = "too-long";
+				return -1;
+			}
+			return 0;
+		}
+		k->credit = k->v.head_len + k->v.body_len;
+	}
+	return 0;
+}
+
+/* Relays both ways until both sides have ended; -1 on a refusal or error. */
+static int relay(struct conn *k)
+{
+	uint8_t *buf = malloc(COPY_BUF);
+	int c_eof = 0, u_eof = 0, rc = 0;
+
+	if (!buf)
+		return -1;
+	while (rc == 0 && !(c_eof && u_eof)) {
+		struct pollfd p[2] = {{.fd = c_eof ? -1 : k->c, .events = POLLIN},
+				      {.fd = u_eof ? -1 : k->u, .events = POLLIN}};
+		ssize_t n;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -1;
+			break;
+		}
+		if (p[1].revents) {
+			n = recv(k->u, buf, COPY_BUF, 0);
+			if (n <= 0) {
+				u_eof = 1;
+				shutdown(k->c, SHUT_WR);
+			} else if (write_all(k->c, buf, (size_t)n) < 0) {
+				rc = -1;
+			} else {
+				k->down += (unsigned long long)n;
+			}
+		}
+		if (rc == 0 && p[0].revents) {
+			if (k->v.http) {
+				n = recv(k->c, k->pend + k->pend_n, SBX_SNI_MAX - k->pend_n, 0);
+				if (n > 0) {
+					k->pend_n += (size_t)n;
+					rc = http_forward(k);
+				}
+			} else {
+				n = recv(k->c, buf, COPY_BUF, 0);
+				if (n > 0 && write_all(k->u, buf, (size_t)n) < 0)
+					rc = -1;
+				else if (n > 0)
+					k->up += (unsigned long long)n;
+			}
+			if (n <= 0) {
+				c_eof = 1;
+				shutdown(k->u, SHUT_WR);
+			}
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+/* Waits for the first bytes and decides; 1 allowed, 0 refused, -1 the
+ * client left or sent nothing in time. */
+static int first_bytes(struct conn *k)
+{
+	long long until = mono_ms() + FIRST_BYTES_GUARD_MS;
+
+	for (;;) {
+		struct pollfd p = {.fd = k->c, .events = POLLIN};
+		long long left = until - mono_ms();
+		ssize_t n;
+
+		if (left <= 0)
+			return -1;
+		if (poll(&p, 1, (int)left) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (!p.revents)
+			continue;
+		n = recv(k->c, k->pend + k->pend_n, SBX_SNI_MAX - k->pend_n, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		k->pend_n += (size_t)n;
+		sbx__egress_decide(k->cfg->v, k->cfg->n, SBX_EGRESS_AUTO, k->family, k->addr,
+				   k->port, k->pend, k->pend_n, &k->v);
+		if (k->v.verdict == SBX_EGRESS_MORE && k->pend_n >= SBX_SNI_MAX) {
+			k->v.verdict = SBX_EGRESS_REFUSE;
+			k->v.reason = "too-long";
+		}
+		if (k->v.verdict != SBX_EGRESS_MORE)
+			return k->v.verdict == SBX_EGRESS_ALLOW;
+	}
+}
+
+void egress_serve(const struct egress_cfg *cfg, int fd)
+{
+	struct conn k = {.cfg = cfg, .c = fd, .u = -1};
+	struct sockaddr_storage dst;
+	socklen_t dl = sizeof(dst);
+	int ok = 0;
+
+	k.pend = malloc(SBX_SNI_MAX);
+	if (!k.pend || getsockname(fd, (struct sockaddr *)&dst, &dl) < 0) {
+		free(k.pend);
+		egress_reset(fd);
+		return;
+	}
+	k.family = dst.ss_family;
+	if (k.family == AF_INET) {
+		memcpy(k.addr, &((struct sockaddr_in *)&dst)->sin_addr, 4);
+		k.port = ntohs(((struct sockaddr_in *)&dst)->sin_port);
+	} else {
+		memcpy(k.addr, &((struct sockaddr_in6 *)&dst)->sin6_addr, 16);
+		k.port = ntohs(((struct sockaddr_in6 *)&dst)->sin6_port);
+	}
+	ok = first_bytes(&k);
+	if (ok == 1 && (k.u = connect_to(&dst, dl)) < 0) {
+		k.v.verdict = SBX_EGRESS_REFUSE;
+		k.v.reason = "unreachable";
+		ok = 0;
+	}
+	if (ok == 1) {
+		if (k.v.http) {
+			k.credit = k.v.head_len + k.v.body_len;
+			ok = http_forward(&k) == 0 && relay(&k) == 0;
+		} else {
+			ok = write_all(k.u, k.pend, k.pend_n) == 0;
+			k.up = k.pend_n;
+			ok = ok && relay(&k) == 0;
+		}
+	}
+	if (k.u >= 0)
+		ok ? close(k.u) : egress_reset(k.u);
+	ok ? close(fd) : egress_reset(fd);
+	free(k.pend);
+}
