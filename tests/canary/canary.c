@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "canary/canary-int.h"
 #include "canary/canary.h"
 
 extern char **environ;
@@ -46,8 +47,14 @@ extern char **environ;
 /* A canary process never outlives this, whatever happens to the test. */
 #define CHILD_MAX_LIFE_MS (30 * 60 * 1000)
 
+#define NAMES_KEEP 16
+
 struct shm {
 	unsigned count[CANARY_MAX][CANARY_PROTO_MAX];
+	/* Names asked for ("sni:NAME", "host:NAME") and how often; written by
+	 * the canary under name_lock (one writer per canary). */
+	char names[CANARY_MAX][NAMES_KEEP][300];
+	unsigned name_count[CANARY_MAX][NAMES_KEEP];
 	unsigned dns_n[CANARY_MAX];
 	char dns_name[CANARY_MAX][CANARY_DNS_KEEP][256];
 };
@@ -213,6 +220,24 @@ static void bump(struct shm *m, int i, enum canary_proto p)
 	__atomic_fetch_add(&m->count[i][p], 1, __ATOMIC_SEQ_CST);
 }
 
+/* Counts one request for name (kind "sni" or "host"); "" is not counted. */
+static void record_name(struct shm *m, int i, const char *kind, const char *name)
+{
+	char what[300];
+
+	if (!name[0])
+		return;
+	snprintf(what, sizeof(what), "%s:%s", kind, name);
+	for (int k = 0; k < NAMES_KEEP; k++) {
+		if (!m->names[i][k][0])
+			snprintf(m->names[i][k], sizeof(m->names[i][k]), "%s", what);
+		if (strcmp(m->names[i][k], what) == 0) {
+			__atomic_fetch_add(&m->name_count[i][k], 1, __ATOMIC_SEQ_CST);
+			return;
+		}
+	}
+}
+
 static int listen_on(int type, uint16_t port, const char *bind6)
 {
 	struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
@@ -243,8 +268,13 @@ static void serve_http(int lfd, struct shm *m, int i, const char *name)
 		return;
 	bump(m, i, CANARY_TCP);
 	p = (struct pollfd){.fd = fd, .events = POLLIN};
-	if (poll(&p, 1, 300) > 0 && read(fd, req, sizeof(req)) < 0) {
-		/* the request is read only so that close() sends no RST */
+	if (poll(&p, 1, 300) > 0) {
+		ssize_t n = read(fd, req, sizeof(req) - 1);
+		char host[256];
+
+		req[n > 0 ? n : 0] = '\0';
+		canary__http_host(req, host, sizeof(host));
+		record_name(m, i, "host", host);
 	}
 	body = (int)strlen(name) + 8;
 	snprintf(resp, sizeof(resp),
@@ -390,7 +420,24 @@ static void count_any(int fd, struct shm *m, int i)
 		bump(m, i, CANARY_ANY);
 }
 
-enum { F_STOP, F_HTTP1, F_HTTP2, F_ECHO, F_DNS, F_ICMP4, F_ICMP6, F_ANY, F_N };
+enum { F_STOP, F_HTTP1, F_HTTP2, F_ECHO, F_DNS, F_ICMP4, F_ICMP6, F_ANY, F_HTTPS, F_N };
+
+static void serve_https(int lfd, struct shm *m, int i, const char *name)
+{
+	char sni[256], host[256];
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	bump(m, i, CANARY_TCP);
+	/* Blocking for the handshake, bounded by the socket's timeouts. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	if (canary__tls_serve(fd, name, sni, sizeof(sni), host, sizeof(host)) == 0) {
+		record_name(m, i, "sni", sni);
+		record_name(m, i, "host", host);
+	}
+	close(fd);
+}
 
 static int canary_child(const struct canary *c, int i, struct shm *m, int stop_fd, int ready_fd)
 {
@@ -413,6 +460,13 @@ static int canary_child(const struct canary *c, int i, struct shm *m, int stop_f
 	p[F_HTTP2].fd = listen_on(SOCK_STREAM, CANARY_HTTP_PORT2, NULL);
 	p[F_ECHO].fd = listen_on(SOCK_DGRAM, CANARY_ECHO_PORT, NULL);
 	p[F_DNS].fd = listen_on(SOCK_DGRAM, CANARY_DNS_PORT, NULL);
+	{
+		int tls = canary__tls_ready();
+		if (tls < 0)
+			return 1;
+		if (tls)
+			p[F_HTTPS].fd = listen_on(SOCK_STREAM, CANARY_HTTPS_PORT, NULL);
+	}
 	p[F_ICMP4].fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_ICMP);
 	p[F_ICMP6].fd = socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_ICMPV6);
 	ICMP6_FILTER_SETBLOCKALL(&flt);
@@ -427,7 +481,7 @@ static int canary_child(const struct canary *c, int i, struct shm *m, int stop_f
 	    bind(p[F_ANY].fd, (struct sockaddr *)&ll, sizeof(ll)) < 0)
 		return 1;
 	for (int k = 1; k < F_N; k++)
-		if (p[k].fd < 0)
+		if (p[k].fd < 0 && k != F_HTTPS)
 			return 1;
 	if (write(ready_fd, "1", 1) != 1)
 		return 1;
@@ -447,6 +501,8 @@ static int canary_child(const struct canary *c, int i, struct shm *m, int stop_f
 			serve_http(p[F_HTTP1].fd, m, i, c->name);
 		if (p[F_HTTP2].revents & POLLIN)
 			serve_http(p[F_HTTP2].fd, m, i, c->name);
+		if (p[F_HTTPS].revents & POLLIN)
+			serve_https(p[F_HTTPS].fd, m, i, c->name);
 		if (p[F_ECHO].revents & POLLIN)
 			serve_echo(p[F_ECHO].fd, m, i);
 		if (p[F_DNS].revents & POLLIN)
@@ -671,6 +727,16 @@ unsigned canary_arrivals(const struct canary_set *s, int i, enum canary_proto pr
 	if (i < 0 || i >= s->n || (int)proto < 0 || proto >= CANARY_PROTO_MAX)
 		return 0;
 	return __atomic_load_n(&s->shm->count[i][proto], __ATOMIC_SEQ_CST);
+}
+
+unsigned canary_name_arrivals(const struct canary_set *s, int i, const char *what)
+{
+	if (!s || i < 0 || i >= s->n)
+		return 0;
+	for (int k = 0; k < NAMES_KEEP; k++)
+		if (strcmp(s->shm->names[i][k], what) == 0)
+			return __atomic_load_n(&s->shm->name_count[i][k], __ATOMIC_SEQ_CST);
+	return 0;
 }
 
 unsigned canary_arrivals_all(const struct canary_set *s)

@@ -35,6 +35,7 @@ enum canary_proto {
 	CANARY_PROTO_MAX = 5
 };
 
+#define CANARY_HTTPS_PORT 443
 #define CANARY_HTTP_PORT 80
 #define CANARY_HTTP_PORT2 8080
 #define CANARY_ECHO_PORT 7
@@ -75,6 +76,17 @@ const char *canary_dns_query(const struct canary_set *s, int i, unsigned k);
 /* Writes a hosts-format file naming every canary (IPv4 and IPv6 lines), plus
  * the extra lines given (NULL: none). Returns 0 or -1. */
 int canary_write_hosts(const struct canary_set *s, const char *path, const char *extra);
+
+/*
+ * HTTPS: canaries started after this call also serve TLS on
+ * CANARY_HTTPS_PORT with this certificate chain and key (PEM files the test
+ * made; NULL: no HTTPS), answering "canary-tls NAME SNI". Every canary
+ * records the names it is asked for: "sni:NAME" for a TLS server name,
+ * "host:NAME" for an HTTP Host (on 80, 8080 and inside TLS).
+ */
+void canary_tls_files(const char *cert, const char *key);
+/* How many times canary i recorded `what` ("sni:NAME", "host:NAME"). */
+unsigned canary_name_arrivals(const struct canary_set *s, int i, const char *what);
 
 /* Waits up to ms for canary i's count of proto to reach at least want. */
 unsigned

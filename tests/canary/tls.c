@@ -1,0 +1,105 @@
+/*
+ * tests/canary/tls.c: the canaries' HTTPS responder (canary.h,
+ * canary_tls_files): a TLS server on CANARY_HTTPS_PORT with the certificate
+ * and key the test made (OpenSSL), which answers one HTTP request per
+ * connection and tells its canary the server name and Host it was given,
+ * so that a test counts the requests each name received.
+ */
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "canary/canary-int.h"
+#include "canary/canary.h"
+
+static char cert_path[512], key_path[512];
+static SSL_CTX *ctx;
+
+void canary_tls_files(const char *cert, const char *key)
+{
+	snprintf(cert_path, sizeof(cert_path), "%s", cert ? cert : "");
+	snprintf(key_path, sizeof(key_path), "%s", key ? key : "");
+}
+
+int canary__tls_ready(void)
+{
+	if (!cert_path[0])
+		return 0;
+	if (ctx)
+		return 1;
+	ctx = SSL_CTX_new(TLS_server_method());
+	if (!ctx || SSL_CTX_use_certificate_chain_file(ctx, cert_path) != 1 ||
+	    SSL_CTX_use_PrivateKey_file(ctx, key_path, SSL_FILETYPE_PEM) != 1)
+		return -1;
+	return 1;
+}
+
+void canary__http_host(const char *req, char *host, size_t len)
+{
+	const char *p = req;
+
+	host[0] = '\0';
+	while ((p = strchr(p, '\n'))) {
+		p++;
+		if (strncasecmp(p, "Host:", 5) == 0) {
+			size_t n;
+
+			p += 5;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			n = strcspn(p, ":\r\n");
+			snprintf(host, len, "%.*s", (int)(n < len ? n : len - 1), p);
+			return;
+		}
+	}
+}
+
+int canary__tls_serve(int fd, const char *canary_name, char *sni, size_t sl, char *host, size_t hl)
+{
+	struct timeval tv = {.tv_sec = 5};
+	char req[4096], resp[512];
+	const char *sn;
+	size_t got = 0;
+	SSL *ssl;
+	int body, n;
+
+	sni[0] = host[0] = '\0';
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	ssl = SSL_new(ctx);
+	if (!ssl)
+		return -1;
+	SSL_set_fd(ssl, fd);
+	if (SSL_accept(ssl) != 1) {
+		SSL_free(ssl);
+		ERR_clear_error();
+		return -1;
+	}
+	sn = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+	snprintf(sni, sl, "%s", sn ? sn : "");
+	while (got < sizeof(req) - 1 &&
+	       (n = SSL_read(ssl, req + got, (int)(sizeof(req) - 1 - got))) > 0) {
+		got += (size_t)n;
+		req[got] = '\0';
+		if (strstr(req, "\r\n\r\n"))
+			break;
+	}
+	req[got] = '\0';
+	canary__http_host(req, host, hl);
+	body = (int)strlen(canary_name) + (int)strlen(sni) + 13;
+	snprintf(resp, sizeof(resp),
+		 "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+		 "canary-tls %s %s\n",
+		 body, canary_name, sni);
+	SSL_write(ssl, resp, (int)strlen(resp));
+	SSL_shutdown(ssl);
+	SSL_free(ssl);
+	ERR_clear_error();
+	return 0;
+}
