@@ -12,8 +12,9 @@
  * hello without a server name, a request without a Host. UDP (QUIC) to the
  * name's address is refused. With its checker killed, a connection is
  * refused at once (fail closed). A sandbox whose creator was killed keeps
- * its checker, which ends with the sandbox (close, or the sandbox killed
- * under the library) and leaves nothing: no process, no record, no table.
+ * its checker, which ends with the sandbox (close, the sandbox killed under
+ * the library, the reaper) and leaves nothing: no process, no record, no
+ * table.
  *
  * Safety: traffic goes only to the canary's address (canary_start checks
  * its route) and names resolve only from a hosts file this test writes.
@@ -543,6 +544,68 @@ static void test_egress_names__creator_killed_checker_stays_until_close(void **s
 	expect_nothing_left(name, pid);
 }
 
+static int count_removed(const sbx_reap_info *info, void *payload)
+{
+	struct {
+		const char *id;
+		int removed;
+	} *want = payload;
+
+	if (strcmp(info->id, want->id) == 0)
+		want->removed += info->removed;
+	return 0;
+}
+
+/* A process creates a sandbox (owned, not detached) and is killed: the
+ * reaper removes the sandbox, and its checker with it. */
+static void test_egress_names__reaper_ends_the_checker(void **state)
+{
+	struct fx *f = *state;
+	sbx_reap_options o = SBX_REAP_OPTIONS_INIT;
+	struct {
+		const char *id;
+		int removed;
+	} want = {0};
+	char id[128] = "", name[32];
+	int fds[2], status = 0, pid, pidfd;
+	sbx_sandbox *s = NULL;
+	pid_t child;
+
+	NEED_READY();
+	(void)t_tenant(); /* fixed before the fork: the child shares the tenant */
+	assert_int_equal(pipe(fds), 0);
+	child = fork();
+	if (child == 0) {
+		sbx_backend *b = backend();
+		sbx_policy *p = names_policy();
+
+		if (sbx_sandbox_create(&s, b, p) ||
+		    write(fds[1], sbx_sandbox_id(s), strlen(sbx_sandbox_id(s))) < 0)
+			_exit(1);
+		close(fds[1]);
+		raise(SIGKILL);
+		_exit(1);
+	}
+	close(fds[1]);
+	assert_true(read(fds[0], id, sizeof(id) - 1) > 0);
+	close(fds[0]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(sbx_sandbox_open(&s, f->b, id), 0);
+	np_name(s, name, sizeof(name));
+	sbx_sandbox_detach(s);
+	pid = checker_pid(name);
+	assert_true(is_checker(pid));
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	assert_true(pidfd >= 0);
+	want.id = id;
+	o.tenant = t_tenant();
+	assert_true(sbx_backend_reap(f->b, &o, count_removed, &want) >= 1);
+	assert_int_equal(want.removed, 1);
+	assert_int_equal(wait_gone(pidfd), 0);
+	close(pidfd);
+	expect_nothing_left(name, pid);
+}
+
 /* The sandbox killed under the library (its container stopped by the
  * Engine): the checker ends by itself, on its pidfd. */
 static void test_egress_names__checker_ends_with_its_sandbox(void **state)
@@ -578,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_egress_names__checker_killed_refuses_at_once),
 		cmocka_unit_test(test_egress_names__creator_killed_checker_stays_until_close),
 		cmocka_unit_test(test_egress_names__checker_ends_with_its_sandbox),
+		cmocka_unit_test(test_egress_names__reaper_ends_the_checker),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
