@@ -188,8 +188,9 @@ contract: $(CANARY_BIN) $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-
 	build/sbx-egress
 	@set -e; for t in $(CANARY_BIN) $(CONTRACT_BIN); do echo "== $$t"; \
 		SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio $$t; done
-	@set -e; for t in test_controls test_docker_egress test_docker_defaults test_docker_secrets test_docker_root \
-		test_docker_teardown test_docker_runs test_docker_pause; do \
+	@set -e; for t in test_controls test_docker_egress test_docker_egress_names \
+		test_docker_defaults test_docker_secrets test_docker_root test_docker_teardown \
+		test_docker_runs test_docker_pause; do \
 		echo "== $(B)/tests/contract/$$t on the gvisor tier (runsc, registered by setup.sh)"; \
 		SBX_TEST_TIER=gvisor SANDBOXIO_INIT=$(CURDIR)/build/sbx-init \
 		SBX_CLI=$(CURDIR)/$(B)/sandboxio $(B)/tests/contract/$$t; done
