@@ -566,8 +566,9 @@ open_bound(sbx_backend **b, sbx_config *c, const char *init, const char *hosts, 
 
 /*
  * Under the system config, allowed names resolve where the operator says
- * (egress.hosts_file here): a caller's --hosts-file, $SANDBOXIO_HOSTS_FILE
- * and $SANDBOXIO_INIT are refused naming the system config, and the name
+ * (egress.hosts_file here): a caller's --hosts-file, $SANDBOXIO_HOSTS_FILE,
+ * $SANDBOXIO_INIT and $SANDBOXIO_EGRESS are refused naming the system
+ * config, and the name
  * is pinned to the operator's address, not the caller's. The addresses are
  * only pinned, never contacted.
  */
@@ -606,6 +607,10 @@ static void test_engine_config__system_config_owns_resolution_and_init(void **st
 	assert_int_equal(open_bound(&b, c, init, NULL, NULL), SBX_EDENIED);
 	assert_msg("$SANDBOXIO_INIT");
 	unsetenv("SANDBOXIO_INIT");
+	setenv("SANDBOXIO_EGRESS", "/bin/true", 1);
+	assert_int_equal(open_bound(&b, c, init, NULL, NULL), SBX_EDENIED);
+	assert_msg("$SANDBOXIO_EGRESS");
+	unsetenv("SANDBOXIO_EGRESS");
 
 	assert_int_equal(open_bound(&b, c, init, NULL, NULL), 0);
 	p = t_policy();
