@@ -90,6 +90,26 @@ int sbx__audit_refused(struct sbx__audit *a,
 		       const char *op,
 		       int code);
 
+/* The i-th file (0, 1) the sink writes, the operator's first; NULL past the
+ * last. A file named twice is one. */
+const char *sbx__audit_file(const struct sbx__audit *a, int i);
+
+/* One connection of a sandbox to a name entry, as its name checker saw it
+ * (sbx-egress, cli/egress/). */
+struct sbx__audit_egress {
+	int allowed;
+	const char *reason;  /* refused: no-sni, name, ...; NULL when allowed */
+	const char *name;    /* the name presented, when it is an allowed entry's;
+				NULL otherwise (never recorded: see docs/audit.md) */
+	size_t name_len;     /* the length of the name presented, 0: none */
+	const char *address; /* the destination the sandbox named */
+	unsigned port;
+	uint64_t bytes_up, bytes_down, duration_ms;
+};
+int sbx__audit_egress(struct sbx__audit *a,
+		      const struct sbx__audit_ctx *c,
+		      const struct sbx__audit_egress *e);
+
 /* "EDENIED" for SBX_EDENIED, and so on. */
 const char *sbx__error_code_name(int code);
 

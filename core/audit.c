@@ -592,3 +592,37 @@ int sbx__audit_refused(struct sbx__audit *a,
 	}
 	return emit(a, ev);
 }
+
+int sbx__audit_egress(struct sbx__audit *a,
+		      const struct sbx__audit_ctx *c,
+		      const struct sbx__audit_egress *e)
+{
+	json_t *ev;
+
+	if (!a)
+		return 0;
+	ev = event_new(a, c, "egress.connection");
+	if (ev) {
+		json_object_set_new(ev, "verdict", json_string(e->allowed ? "allowed" : "refused"));
+		if (!e->allowed)
+			json_object_set_new(ev, "reason", json_string(e->reason ? e->reason : ""));
+		json_object_set_new(ev, "name",
+				    e->name ? sbx__record_string(e->name) : json_null());
+		json_object_set_new(ev, "name_len", json_integer((json_int_t)e->name_len));
+		json_object_set_new(ev, "address", json_string(e->address ? e->address : ""));
+		json_object_set_new(ev, "port", json_integer((json_int_t)e->port));
+		json_object_set_new(ev, "bytes_up", json_integer((json_int_t)e->bytes_up));
+		json_object_set_new(ev, "bytes_down", json_integer((json_int_t)e->bytes_down));
+		json_object_set_new(ev, "duration_ms", json_integer((json_int_t)e->duration_ms));
+		add_error(ev, 0);
+	}
+	return emit(a, ev);
+}
+
+const char *sbx__audit_file(const struct sbx__audit *a, int i)
+{
+	for (; a; a = a->next)
+		if (a->fd >= 0 && i-- == 0)
+			return a->path;
+	return NULL;
+}

@@ -33,6 +33,12 @@ struct sbx_policy {
 	/* The id of the pool that made the sandbox (core/pool.c); "": none. Set
 	 * by core on the merged copy only; never copied by sbx_policy_dup(). */
 	char pool[40];
+	/* What the sandbox's egress name checker records with (netpolicy/egress.c):
+	 * the backend's audit files (lent by the backend handle, which outlives
+	 * the create; NULL: none) and the sandbox span's ids ("": not tracing).
+	 * Set by core on the merged copy only; never copied by sbx_policy_dup(). */
+	const char *audit_file[2];
+	char trace_id[33], span_id[17];
 };
 
 /*

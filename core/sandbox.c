@@ -254,6 +254,13 @@ static int create_common(sbx_sandbox **out, sbx_backend *b, const sbx_policy *p,
 		goto fail;
 	if (pool)
 		snprintf(s->policy->pool, sizeof(s->policy->pool), "%s", pool);
+	/* For the egress name checker, which writes its own events. */
+	s->policy->audit_file[0] = sbx__audit_file(b->audit, 0);
+	s->policy->audit_file[1] = sbx__audit_file(b->audit, 1);
+	if (s->span.t) {
+		snprintf(s->policy->trace_id, sizeof(s->policy->trace_id), "%s", s->span.trace_id);
+		snprintf(s->policy->span_id, sizeof(s->policy->span_id), "%s", s->span.span_id);
+	}
 	rc = b->ops->check(b->state, s->policy);
 	if (rc < 0)
 		goto fail;

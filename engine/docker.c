@@ -589,6 +589,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 		goto rollback;
 	if (plan.n) {
 		/* Before the sandbox is handed out: its only link, filtered on the host. */
+		plan.sandbox_id = id;
 		rc = sbx__netpolicy_attach(session, pid, &plan, deadline);
 		if (rc < 0)
 			goto rollback;

@@ -2,7 +2,8 @@
  * engine/egress.c: a sandbox's egress allowlist as create and close see it:
  * resolved into a plan on the host (netpolicy/), written into the create
  * request, and removed again. The plan carries what the sandbox's name
- * checker needs (netpolicy/egress.c).
+ * checker needs (netpolicy/egress.c): its path and what its audit events
+ * carry.
  */
 #include <stdlib.h>
 
@@ -34,6 +35,11 @@ int sbx__docker_egress_plan(struct sbx__docker *d, const sbx_policy *p, struct s
 		rc = sbx__netpolicy_plan(plan, p->allow, p->allow_n, d->hosts_file, v6_ok, own,
 					 own_n);
 	plan->checker = d->egress_path;
+	plan->audit_file[0] = p->audit_file[0];
+	plan->audit_file[1] = p->audit_file[1];
+	plan->tenant = p->tenant;
+	plan->trace_id = p->trace_id[0] ? p->trace_id : NULL;
+	plan->span_id = p->span_id[0] ? p->span_id : NULL;
 	free(own);
 	return rc;
 }

@@ -111,6 +111,9 @@ struct sbx__np_plan {
 	char **hosts;
 	size_t hosts_n;
 	const char *checker; /* the checker's path (not owned); set by the backend */
+	/* What the checker's audit events carry (not owned; NULL: none). */
+	const char *audit_file[2];
+	const char *tenant, *sandbox_id, *trace_id, *span_id;
 };
 
 /*

@@ -218,7 +218,7 @@ static char *rule_arg(const struct sbx__np_plan *plan, const struct sbx__np_rule
 /* Reads "PID START PORT4 PORT6\n" from the checker's ready pipe. */
 static int read_ready(int fd, uint64_t deadline, struct sbx__np_checker *ck)
 {
-	char buf[128];
+	char buf[640];
 	size_t got = 0;
 	int p4, p6;
 
@@ -243,6 +243,11 @@ static int read_ready(int fd, uint64_t deadline, struct sbx__np_checker *ck)
 			break;
 	}
 	buf[got] = '\0';
+	if (strncmp(buf, "error ", 6) == 0) {
+		buf[strcspn(buf, "\n")] = '\0';
+		return sbx__error_set(SBX_ERROR, SBX_ERRCLASS_NETPOLICY, "name checker: %s",
+				      buf + 6);
+	}
 	if (sscanf(buf, "%d %llu %d %d", &ck->pid, &ck->start, &p4, &p6) != 4 || ck->pid <= 1 ||
 	    p4 <= 0 || p4 > 65535 || p6 < 0 || p6 > 65535)
 		return sbx__error_set(SBX_ERROR, SBX_ERRCLASS_NETPOLICY,
@@ -326,10 +331,25 @@ int sbx__egress_start(const char *name,
 	close(p[1]);
 	if (pidfd < 0 || rd < 0 || wr < 0)
 		return sbx__error_os(SBX_ERROR, errno, "name checker: descriptors");
-	argv = calloc(plan->n + 4, sizeof(char *));
+	argv = calloc(plan->n + 16, sizeof(char *));
 	if (!argv)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
 	argv[argc++] = strdup("sbx-egress");
+	for (int i = 0; i < 2; i++)
+		if (plan->audit_file[i]) {
+			argv[argc++] = strdup("--audit");
+			argv[argc++] = strdup(plan->audit_file[i]);
+		}
+	{
+		static const char *const opt[] = {"--tenant", "--sandbox", "--trace", "--span"};
+		const char *val[] = {plan->tenant, plan->sandbox_id, plan->trace_id, plan->span_id};
+
+		for (int i = 0; i < 4; i++)
+			if (val[i] && *val[i]) {
+				argv[argc++] = strdup(opt[i]);
+				argv[argc++] = strdup(val[i]);
+			}
+	}
 	argv[argc++] = strdup(name);
 	for (size_t i = 0; i < plan->n; i++)
 		if (plan->rules[i].host)

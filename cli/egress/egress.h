@@ -10,15 +10,36 @@
 
 #define EGRESS_ENTRIES_MAX (64 * 16) /* SBX_ALLOW_MAX names, SBX_ALLOW_ADDRS_MAX each */
 
+struct sbx__audit;
+
 struct egress_cfg {
 	char table[16]; /* the sandbox's table name, sbxXXXXXXXXXXXX */
 	struct sbx__egress_entry *v;
 	size_t n;
+	/* The audit (core/audit.c): the backend's files, and what every event
+	 * of this sandbox carries. */
+	const char *audit_file[2];
+	const char *tenant, *sandbox_id, *trace_id, *span_id;
+	struct sbx__audit *audit;
 };
 
-/* argv[0] the table name, then NAME/PORT/ADDRESS...; -1 (with a message on
- * stderr) when one is not. */
-int egress_cfg_parse(struct egress_cfg *c, int argc, char **argv);
+/* [--audit PATH]... [--tenant T] [--sandbox ID] [--trace ID] [--span ID],
+ * then the table name, then NAME/PORT/ADDRESS...; -1 with why (static or
+ * in why_buf) when something is not. */
+int egress_cfg_parse(struct egress_cfg *c, int argc, char **argv, char *why, size_t why_len);
+
+/* Opens the audit files; -1 with why. */
+int egress_audit_open(struct egress_cfg *c, char *why, size_t why_len);
+
+/* Writes the audit event of one connection; -1 when it cannot be written. */
+int egress_record(const struct egress_cfg *c,
+		  const struct sbx__egress_verdict *v,
+		  int family,
+		  const uint8_t addr[16],
+		  uint16_t port,
+		  unsigned long long up,
+		  unsigned long long down,
+		  long long duration_ms);
 
 /* This process's start time (/proc/self/stat field 22). */
 int egress_self_start(unsigned long long *start);

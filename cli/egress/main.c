@@ -2,13 +2,17 @@
  * cli/egress/main.c: sbx-egress, the name checker of one sandbox
  * (docs/egress-names.md). Started by netpolicy/egress.c as
  *
- *   sbx-egress sbxXXXXXXXXXXXX NAME/PORT/ADDRESS...
+ *   sbx-egress [--audit PATH]... [--tenant T] [--sandbox ID] [--trace ID]
+ *              [--span ID] sbxXXXXXXXXXXXX NAME/PORT/ADDRESS...
  *
  * with descriptor 3 a pidfd on the sandbox's init and 4 the write end of a
  * pipe. It forks once (the first process exits, so the one left belongs to
  * no caller), listens on 127.0.0.1 and [::1] with IP_TRANSPARENT on ports
  * the kernel picks, writes "PID START PORT4 PORT6\n" to 4, and serves until
- * the pidfd is readable (the sandbox is gone) or it is killed.
+ * the pidfd is readable (the sandbox is gone) or it is killed; anything that
+ * stops it from starting is written to 4 as "error WHY\n" instead. Each
+ * connection ends with one egress.connection event in the backend's audit
+ * files (docs/audit.md).
  *
  * Each connection the sandbox's tproxy rules send here keeps the address the
  * sandbox named (getsockname). Its first bytes (at most SBX_SNI_MAX, with a
@@ -114,6 +118,17 @@ static void accept_one(int lfd)
 	pthread_attr_destroy(&at);
 }
 
+/* Tells the starter why this checker cannot start. */
+static int ready_error(const char *why)
+{
+	char line[600];
+	int n = snprintf(line, sizeof(line), "error %.500s\n", why);
+
+	if (write(READY_FD, line, (size_t)n) < 0)
+		return 1;
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct pollfd p[3];
@@ -121,20 +136,22 @@ int main(int argc, char **argv)
 	uint16_t port4 = 0, port6 = 0;
 	int l4, l6, np;
 	pid_t pid;
-	char line[96];
+	char line[96], why[600] = "";
 
-	if (argc < 3 || egress_cfg_parse(&cfg, argc - 1, argv + 1) < 0)
-		return 2;
+	if (argc < 3 || egress_cfg_parse(&cfg, argc - 1, argv + 1, why, sizeof(why)) < 0)
+		return ready_error(why);
 	signal(SIGPIPE, SIG_IGN);
 	pid = fork();
 	if (pid < 0)
-		return 1;
+		return ready_error("fork failed");
 	if (pid > 0)
 		_exit(0); /* the caller waits for this one only */
+	if (egress_audit_open(&cfg, why, sizeof(why)) < 0)
+		return ready_error(why);
 	l4 = listener(AF_INET, &port4);
 	l6 = listener(AF_INET6, &port6); /* none without IPv6: the rules then reset */
 	if (l4 < 0 || egress_self_start(&start) < 0)
-		return 1;
+		return ready_error("cannot listen on 127.0.0.1 with IP_TRANSPARENT");
 	snprintf(line, sizeof(line), "%d %llu %u %u\n", (int)getpid(), start, port4,
 		 l6 >= 0 ? port6 : 0);
 	if (write(READY_FD, line, strlen(line)) != (ssize_t)strlen(line))

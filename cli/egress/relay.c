@@ -16,7 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sandboxio/errors.h>
+
 #include "cli/egress/egress.h"
+#include "core/audit-int.h"
 #include "netpolicy/sni-int.h"
 
 /* Hang guards, not bounds on speed: a client that connects and sends
@@ -25,41 +28,122 @@
 #define CONNECT_GUARD_MS 30000
 #define COPY_BUF 65536
 
-static int tokenise_entry(struct egress_cfg *c, const char *arg)
+static int tokenise_entry(struct egress_cfg *c, const char *arg, char *why, size_t why_len)
 {
-	const char *why = NULL;
+	const char *w = NULL;
 
 	if (c->n >= EGRESS_ENTRIES_MAX) {
-		fprintf(stderr, "sbx-egress: more than %d entries\n", EGRESS_ENTRIES_MAX);
+		snprintf(why, why_len, "more than %d entries", EGRESS_ENTRIES_MAX);
 		return -1;
 	}
-	if (sbx__egress_entry_parse(&c->v[c->n], arg, &why) < 0) {
-		fprintf(stderr, "sbx-egress: entry '%.300s': %s\n", arg, why);
+	if (sbx__egress_entry_parse(&c->v[c->n], arg, &w) < 0) {
+		snprintf(why, why_len, "entry '%.300s': %s", arg, w);
 		return -1;
 	}
 	c->n++;
 	return 0;
 }
 
-int egress_cfg_parse(struct egress_cfg *c, int argc, char **argv)
+/* The options before the table name; returns how many arguments they took. */
+static int options(struct egress_cfg *c, int argc, char **argv, char *why, size_t why_len)
 {
+	int i = 0, files = 0;
+
+	for (; i + 1 < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
+		const char *v = argv[i + 1];
+
+		if (strcmp(argv[i], "--audit") == 0 && files < 2)
+			c->audit_file[files++] = v;
+		else if (strcmp(argv[i], "--tenant") == 0)
+			c->tenant = v;
+		else if (strcmp(argv[i], "--sandbox") == 0)
+			c->sandbox_id = v;
+		else if (strcmp(argv[i], "--trace") == 0)
+			c->trace_id = v;
+		else if (strcmp(argv[i], "--span") == 0)
+			c->span_id = v;
+		else {
+			snprintf(why, why_len, "unknown option '%.40s'", argv[i]);
+			return -1;
+		}
+	}
+	return i;
+}
+
+int egress_cfg_parse(struct egress_cfg *c, int argc, char **argv, char *why, size_t why_len)
+{
+	int i;
+
 	memset(c, 0, sizeof(*c));
-	if (strlen(argv[0]) != 15 || strncmp(argv[0], "sbx", 3) != 0) {
-		fprintf(stderr, "sbx-egress: '%.40s' is not a sandbox's table name\n", argv[0]);
+	if ((i = options(c, argc, argv, why, why_len)) < 0)
+		return -1;
+	if (i >= argc || strlen(argv[i]) != 15 || strncmp(argv[i], "sbx", 3) != 0) {
+		snprintf(why, why_len, "'%.40s' is not a sandbox's table name",
+			 i < argc ? argv[i] : "");
 		return -1;
 	}
-	snprintf(c->table, sizeof(c->table), "%s", argv[0]);
+	snprintf(c->table, sizeof(c->table), "%s", argv[i++]);
 	c->v = calloc(EGRESS_ENTRIES_MAX, sizeof(*c->v));
-	if (!c->v)
+	if (!c->v) {
+		snprintf(why, why_len, "out of memory");
 		return -1;
-	for (int i = 1; i < argc; i++)
-		if (tokenise_entry(c, argv[i]) < 0)
+	}
+	for (; i < argc; i++)
+		if (tokenise_entry(c, argv[i], why, why_len) < 0)
 			return -1;
 	if (c->n == 0) {
-		fprintf(stderr, "sbx-egress: no entries\n");
+		snprintf(why, why_len, "no entries");
 		return -1;
 	}
 	return 0;
+}
+
+int egress_audit_open(struct egress_cfg *c, char *why, size_t why_len)
+{
+	if (!c->audit_file[0])
+		return 0;
+	if (sbx__audit_open_required(&c->audit, c->audit_file[0], c->audit_file[1], NULL, NULL,
+				     "docker") < 0) {
+		snprintf(why, why_len, "%s", sbx_error_last()->message);
+		return -1;
+	}
+	return 0;
+}
+
+int egress_record(const struct egress_cfg *c,
+		  const struct sbx__egress_verdict *v,
+		  int family,
+		  const uint8_t addr[16],
+		  uint16_t port,
+		  unsigned long long up,
+		  unsigned long long down,
+		  long long duration_ms)
+{
+	struct sbx__audit_ctx ctx = {.sandbox_id = c->sandbox_id,
+				     .tenant = c->tenant,
+				     .trace_id = c->trace_id,
+				     .span_id = c->span_id};
+	struct sbx__audit_egress e = {0};
+	char a[INET6_ADDRSTRLEN];
+	int named = 0;
+
+	if (!c->audit)
+		return 0;
+	inet_ntop(family, addr, a, sizeof(a));
+	for (size_t i = 0; v->name[0] && i < c->n; i++)
+		named |= sbx__names_match(c->v[i].name, v->name, strlen(v->name));
+	e.allowed = v->verdict == SBX_EGRESS_ALLOW;
+	e.reason = e.allowed ? NULL : v->verdict == SBX_EGRESS_MORE ? "closed" : v->reason;
+	/* A name no entry allows is not recorded: it could carry what the
+	 * sandbox holds, and this process knows no secret to redact. */
+	e.name = named ? v->name : NULL;
+	e.name_len = strlen(v->name);
+	e.address = a;
+	e.port = port;
+	e.bytes_up = up;
+	e.bytes_down = down;
+	e.duration_ms = duration_ms > 0 ? (uint64_t)duration_ms : 0;
+	return sbx__audit_egress(c->audit, &ctx, &e) < 0 ? -1 : 0;
 }
 
 int egress_self_start(unsigned long long *start)
@@ -279,6 +363,7 @@ void egress_serve(const struct egress_cfg *cfg, int fd)
 	struct conn k = {.cfg = cfg, .c = fd, .u = -1};
 	struct sockaddr_storage dst;
 	socklen_t dl = sizeof(dst);
+	long long t0 = mono_ms();
 	int ok = 0;
 
 	k.pend = malloc(SBX_SNI_MAX);
@@ -315,4 +400,8 @@ void egress_serve(const struct egress_cfg *cfg, int fd)
 		ok ? close(k.u) : egress_reset(k.u);
 	ok ? close(fd) : egress_reset(fd);
 	free(k.pend);
+	/* Fail closed: a connection that cannot be recorded ends the checker,
+	 * and with it every connection; the rules then refuse new ones. */
+	if (egress_record(cfg, &k.v, k.family, k.addr, k.port, k.up, k.down, mono_ms() - t0) < 0)
+		_exit(3);
 }

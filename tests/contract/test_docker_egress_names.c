@@ -72,7 +72,7 @@ static const char tls_py[] =
 /* What a refused connection looks like inside: a reset, at once. */
 #define REFUSED "ECONNRESET|ECONNREFUSED|EPIPE|ssl None|ssl UNEXPECTED_EOF_WHILE_READING"
 
-static char dir[64], hosts_path[128], cert_path[128], key_path[128];
+static char dir[64], hosts_path[128], cert_path[128], key_path[128], audit_path[128];
 static char *ca_pem;
 
 struct fx {
@@ -174,6 +174,7 @@ static sbx_backend *backend(void)
 	sbx_backend *b = NULL;
 
 	o.hosts_file = hosts_path;
+	o.audit_path = audit_path;
 	o.no_reap_at_open = 1;
 	if (sbx_backend_open(&b, "docker", &o) != 0)
 		fail_msg("backend_open: %s", sbx_error_last()->message);
@@ -219,6 +220,7 @@ static int group_setup(void **state)
 	if (canary_start(&f->c, 1) != 0)
 		return -1;
 	snprintf(hosts_path, sizeof(hosts_path), "%s/hosts", dir);
+	snprintf(audit_path, sizeof(audit_path), "%s/audit.log", dir);
 	fd = open(hosts_path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
@@ -389,6 +391,68 @@ static void expect_nothing_left(const char *name, int pid)
 	assert_false(table_exists(name));
 }
 
+/* The egress.connection events of sandbox id in the audit log (a JSON
+ * array; decref it). */
+static json_t *egress_events(const char *id)
+{
+	json_t *all = json_array();
+	char line[8192];
+	FILE *f = fopen(audit_path, "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		json_t *ev = json_loads(line, 0, NULL);
+		const char *e = json_string_value(json_object_get(ev, "event"));
+		const char *sid = json_string_value(json_object_get(ev, "sandbox_id"));
+
+		if (e && sid && strcmp(e, "egress.connection") == 0 && strcmp(sid, id) == 0)
+			json_array_append(all, ev);
+		json_decref(ev);
+	}
+	if (f)
+		fclose(f);
+	return all;
+}
+
+/* Waits for n events of sandbox id: each is written when its connection has
+ * ended on the checker's side, which may be just after the client saw it
+ * end. A hang guard only. */
+static json_t *wait_egress_events(const char *id, size_t n)
+{
+	for (int i = 0; i < 6000; i++) {
+		json_t *v = egress_events(id);
+
+		if (json_array_size(v) >= n)
+			return v;
+		json_decref(v);
+		usleep(10000);
+	}
+	return egress_events(id);
+}
+
+/* The one event for port and verdict/reason, checked; fails if not one. */
+static json_t *event_for(json_t *evs, unsigned port, const char *verdict, const char *reason)
+{
+	json_t *found = NULL, *ev;
+	size_t i;
+
+	json_array_foreach(evs, i, ev)
+	{
+		const char *r = json_string_value(json_object_get(ev, "reason"));
+
+		if (json_integer_value(json_object_get(ev, "port")) != port ||
+		    strcmp(json_string_value(json_object_get(ev, "verdict")), verdict) != 0 ||
+		    (reason ? !r || strcmp(r, reason) != 0 : r != NULL))
+			continue;
+		if (found)
+			fail_msg("two events for port %u %s %s", port, verdict,
+				 reason ? reason : "");
+		found = ev;
+	}
+	if (!found)
+		fail_msg("no event for port %u %s %s", port, verdict, reason ? reason : "");
+	return found;
+}
+
 /* ===== The name presented ===== */
 
 static void test_egress_names__allowed_name_passes_other_names_reset(void **state)
@@ -432,6 +496,55 @@ static void test_egress_names__allowed_name_passes_other_names_reset(void **stat
 	assert_int_equal(canary_name_arrivals(f->c, 0, "sni:" NAME_OTHER), 0);
 	assert_int_equal(canary_name_arrivals(f->c, 0, "host:" NAME_OTHER), 0);
 	assert_int_equal(canary_arrivals(f->c, 0, CANARY_TCP), tcp0 + 2);
+}
+
+/*
+ * One audit event per connection, written by the checker: verdict, reason,
+ * the name (only when an entry allows it), address, port, bytes each way,
+ * duration, with the sandbox's tenant and id.
+ */
+static void test_egress_names__one_audit_event_per_connection(void **state)
+{
+	struct fx *f = *state;
+	const struct canary *c;
+	json_t *evs, *ev;
+	char *out;
+	sbx_sandbox *s;
+
+	NEED_READY();
+	c = canary_get(f->c, 0);
+	s = names_sandbox(f->b);
+	{
+		const char *q[] = {"tls",  c->addr4,   "443", NAME_OK,	"tls", c->addr4,
+				   "443",  NAME_OTHER, "tls", c->addr4, "443", "-",
+				   "http", c->addr4,   "80",  "-",	NULL};
+		out = tls_probe(s, q);
+	}
+	free(out);
+	evs = wait_egress_events(sbx_sandbox_id(s), 4);
+	assert_int_equal(json_array_size(evs), 4);
+	ev = event_for(evs, 443, "allowed", NULL);
+	assert_string_equal(json_string_value(json_object_get(ev, "name")), NAME_OK);
+	assert_string_equal(json_string_value(json_object_get(ev, "address")), c->addr4);
+	assert_string_equal(json_string_value(json_object_get(ev, "tenant")), t_tenant());
+	assert_true(json_integer_value(json_object_get(ev, "bytes_up")) > 100);
+	assert_true(json_integer_value(json_object_get(ev, "bytes_down")) > 100);
+	assert_true(json_is_integer(json_object_get(ev, "duration_ms")));
+	/* A name no entry allows is not written, only its length. */
+	ev = event_for(evs, 443, "refused", "name");
+	assert_true(json_is_null(json_object_get(ev, "name")));
+	assert_int_equal(json_integer_value(json_object_get(ev, "name_len")), strlen(NAME_OTHER));
+	assert_int_equal(json_integer_value(json_object_get(ev, "bytes_down")), 0);
+	event_for(evs, 443, "refused", "no-sni");
+	event_for(evs, 80, "refused", "no-host");
+	{
+		char *text = json_dumps(evs, 0);
+
+		assert_null(strstr(text, NAME_OTHER));
+		free(text);
+	}
+	json_decref(evs);
+	assert_int_equal(sbx_sandbox_close(s), 0);
 }
 
 /* UDP to a name's address (QUIC) is refused: only TCP is checked by name. */
@@ -637,6 +750,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_egress_names__allowed_name_passes_other_names_reset),
+		cmocka_unit_test(test_egress_names__one_audit_event_per_connection),
 		cmocka_unit_test(test_egress_names__udp_to_a_name_refused),
 		cmocka_unit_test(test_egress_names__checker_killed_refuses_at_once),
 		cmocka_unit_test(test_egress_names__creator_killed_checker_stays_until_close),
