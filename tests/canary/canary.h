@@ -85,6 +85,10 @@ int canary_write_hosts(const struct canary_set *s, const char *path, const char 
  * "host:NAME" for an HTTP Host (on 80, 8080 and inside TLS).
  */
 void canary_tls_files(const char *cert, const char *key);
+/* HTTPS answers a GET of a file under dir with that file ("/a/" is
+ * a/index.html; text/html for .html), and anything else as before. Set
+ * before canary_start(); NULL: none. */
+void canary_tls_docroot(const char *dir);
 /* How many times canary i recorded `what` ("sni:NAME", "host:NAME"). */
 unsigned canary_name_arrivals(const struct canary_set *s, int i, const char *what);
 

@@ -2,13 +2,17 @@
  * tests/canary/tls.c: the canaries' HTTPS responder (canary.h,
  * canary_tls_files): a TLS server on CANARY_HTTPS_PORT with the certificate
  * and key the test made (OpenSSL), which answers one HTTP request per
- * connection and tells its canary the server name and Host it was given,
- * so that a test counts the requests each name received.
+ * connection (a file of the test's docroot when one is given and holds the
+ * target, else "canary-tls NAME SNI") and tells its canary the server name
+ * and Host it was given, so that a test counts the requests each name
+ * received.
  */
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -18,8 +22,60 @@
 #include "canary/canary-int.h"
 #include "canary/canary.h"
 
-static char cert_path[512], key_path[512];
+static char cert_path[512], key_path[512], docroot[512];
 static SSL_CTX *ctx;
+
+void canary_tls_docroot(const char *dir)
+{
+	snprintf(docroot, sizeof(docroot), "%s", dir ? dir : "");
+}
+
+/* The file of docroot a request's target names ("/simple/x/" is
+ * simple/x/index.html), or -1 with no docroot, a ".." or no such file. */
+static int open_target(const char *req, char *type, size_t tl)
+{
+	char target[512], path[1200];
+	size_t n;
+	const char *sp;
+
+	if (!docroot[0] || strncmp(req, "GET /", 5) != 0 || !(sp = strchr(req + 4, ' ')))
+		return -1;
+	n = (size_t)(sp - (req + 4));
+	if (n >= sizeof(target))
+		return -1;
+	memcpy(target, req + 4, n);
+	target[n] = '\0';
+	target[strcspn(target, "?#")] = '\0';
+	if (strstr(target, ".."))
+		return -1;
+	n = strlen(target);
+	snprintf(path, sizeof(path), "%s%s%s", docroot, target,
+		 n && target[n - 1] == '/' ? "index.html" : "");
+	snprintf(type, tl, "%s", strstr(path, ".html") ? "text/html" : "application/octet-stream");
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* Answers with the file fd (closed here). */
+static void send_file(SSL *ssl, int fd, const char *type)
+{
+	struct stat st;
+	char head[256], buf[16384];
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
+	snprintf(head, sizeof(head),
+		 "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %lld\r\n"
+		 "Connection: close\r\n\r\n",
+		 type, (long long)st.st_size);
+	SSL_write(ssl, head, (int)strlen(head));
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (SSL_write(ssl, buf, (int)n) <= 0)
+			break;
+	close(fd);
+}
 
 void canary_tls_files(const char *cert, const char *key)
 {
@@ -92,6 +148,18 @@ int canary__tls_serve(int fd, const char *canary_name, char *sni, size_t sl, cha
 	}
 	req[got] = '\0';
 	canary__http_host(req, host, hl);
+	{
+		char type[64];
+		int file = open_target(req, type, sizeof(type));
+
+		if (file >= 0) {
+			send_file(ssl, file, type);
+			SSL_shutdown(ssl);
+			SSL_free(ssl);
+			ERR_clear_error();
+			return 0;
+		}
+	}
 	body = (int)strlen(canary_name) + (int)strlen(sni) + 13;
 	snprintf(resp, sizeof(resp),
 		 "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
