@@ -73,6 +73,40 @@ static const char tls_py[] =
 #define REFUSED "ECONNRESET|ECONNREFUSED|EPIPE|ssl None|ssl UNEXPECTED_EOF_WHILE_READING"
 
 static char dir[64], hosts_path[128], cert_path[128], key_path[128], audit_path[128];
+static char www[128];
+static int have_index; /* the package index was built */
+
+/* The package the pip test installs, and the image with pip (the default
+ * image has none; `sandboxio/e2b-base:1`, the E2B server's, has pip 23). */
+#define PKG "sbxcanarypkg"
+#define PIP_IMAGE "sandboxio/e2b-base:1"
+
+/*
+ * A PyPI-style simple index (PEP 503) under DIR with one pure-Python wheel
+ * built here, written by the host's python3 (zipfile, hashlib: the standard
+ * library only).
+ */
+static const char index_py[] =
+	"import hashlib,base64,os,sys,zipfile\n"
+	"d=sys.argv[1]; n='" PKG "'; w=n+'-1.0-py3-none-any.whl'\n"
+	"os.makedirs(d+'/packages'); os.makedirs(d+'/simple/'+n)\n"
+	"files={n+'/__init__.py':b'def hello():\\n    return \\'" PKG " says hello\\'\\n',\n"
+	" n+'-1.0.dist-info/METADATA':b'Metadata-Version: 2.1\\nName: " PKG "\\nVersion: 1.0\\n',\n"
+	" n+'-1.0.dist-info/WHEEL':b'Wheel-Version: 1.0\\nGenerator: canary\\n"
+	"Root-Is-Purelib: true\\nTag: py3-none-any\\n'}\n"
+	"rec=''\n"
+	"for k,v in files.items():\n"
+	"  h=base64.urlsafe_b64encode(hashlib.sha256(v).digest()).rstrip(b'=').decode()\n"
+	"  rec+='%s,sha256=%s,%d\\n'%(k,h,len(v))\n"
+	"rec+=n+'-1.0.dist-info/RECORD,,\\n'\n"
+	"with zipfile.ZipFile(d+'/packages/'+w,'w') as z:\n"
+	"  for k,v in files.items(): z.writestr(k,v)\n"
+	"  z.writestr(n+'-1.0.dist-info/RECORD',rec)\n"
+	"h=hashlib.sha256(open(d+'/packages/'+w,'rb').read()).hexdigest()\n"
+	"open(d+'/simple/'+n+'/index.html','w').write("
+	"'<html><body><a href=\"../../packages/%s#sha256=%s\">%s</a></body></html>'%(w,h,w))\n"
+	"open(d+'/simple/index.html','w').write("
+	"'<html><body><a href=\"'+n+'/\">'+n+'</a></body></html>')\n";
 static char *ca_pem;
 
 struct fx {
@@ -217,6 +251,12 @@ static int group_setup(void **state)
 		return -1;
 	}
 	canary_tls_files(cert_path, key_path);
+	snprintf(www, sizeof(www), "%s/www", dir);
+	{
+		const char *const argv[] = {"python3", "-c", index_py, www, NULL};
+		have_index = canary_spawn(argv, NULL, 0) == 0;
+	}
+	canary_tls_docroot(www);
 	if (canary_start(&f->c, 1) != 0)
 		return -1;
 	snprintf(hosts_path, sizeof(hosts_path), "%s/hosts", dir);
@@ -547,6 +587,64 @@ static void test_egress_names__one_audit_event_per_connection(void **state)
 	assert_int_equal(sbx_sandbox_close(s), 0);
 }
 
+/*
+ * The PyPI case, through the CLI: `sandboxio run --allow-host NAME -- pip
+ * install --index-url https://NAME/simple PKG` installs from the canary's
+ * index and the package imports; the canary's CA goes in with --env. The
+ * same index under the other name (the same address) fails, and the canary
+ * records no request for it.
+ */
+static void test_egress_names__pip_installs_from_the_allowed_index(void **state)
+{
+	struct fx *f = *state;
+	const char *cli = getenv("SBX_CLI");
+	char env_ca[8192], out[8192] = "";
+	long st = 0;
+	json_t *img;
+	int rc;
+
+	NEED_READY();
+	img = t_engine_get("/images/" PIP_IMAGE "/json", &st);
+	json_decref(img);
+	if (!cli || !have_index || st != 200)
+		skip(); /* no CLI, no python3 on the host, or no image with pip */
+	snprintf(env_ca, sizeof(env_ca), "CA=%s", ca_pem);
+	{
+		const char *const argv[] = {
+			cli,
+			"run",
+			"--image",
+			PIP_IMAGE,
+			"--tenant",
+			t_tenant(),
+			"--hosts-file",
+			hosts_path,
+			"--allow-host",
+			NAME_OK ":443",
+			"--env",
+			env_ca,
+			"--",
+			"sh",
+			"-c",
+			"printf '%s' \"$CA\" >/tmp/ca.pem && "
+			"pip install -q --disable-pip-version-check --retries 0 --timeout 20 "
+			"--cert /tmp/ca.pem --target /tmp/site --index-url https://" NAME_OK
+			"/simple " PKG " && PYTHONPATH=/tmp/site python3 -c 'import " PKG
+			"; print(" PKG ".hello())' && "
+			"if pip download -q --disable-pip-version-check --retries 0 --timeout 20 "
+			"--cert /tmp/ca.pem --no-deps -d /tmp/dl --index-url https://" NAME_OTHER
+			"/simple " PKG " 2>/dev/null; then echo other-name-reached; fi",
+			NULL};
+		rc = canary_spawn(argv, out, sizeof(out));
+	}
+	if (rc != 0 || !strstr(out, PKG " says hello"))
+		fail_msg("pip install through the allowed name: exit %d, output:\n%s", rc, out);
+	assert_null(strstr(out, "other-name-reached"));
+	assert_true(canary_name_arrivals(f->c, 0, "host:" NAME_OK) >= 2); /* index, wheel */
+	assert_int_equal(canary_name_arrivals(f->c, 0, "sni:" NAME_OTHER), 0);
+	assert_int_equal(canary_name_arrivals(f->c, 0, "host:" NAME_OTHER), 0);
+}
+
 /* UDP to a name's address (QUIC) is refused: only TCP is checked by name. */
 static void test_egress_names__udp_to_a_name_refused(void **state)
 {
@@ -752,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_egress_names__allowed_name_passes_other_names_reset),
 		cmocka_unit_test(test_egress_names__one_audit_event_per_connection),
 		cmocka_unit_test(test_egress_names__udp_to_a_name_refused),
+		cmocka_unit_test(test_egress_names__pip_installs_from_the_allowed_index),
 		cmocka_unit_test(test_egress_names__checker_killed_refuses_at_once),
 		cmocka_unit_test(test_egress_names__creator_killed_checker_stays_until_close),
 		cmocka_unit_test(test_egress_names__checker_ends_with_its_sandbox),
