@@ -31,6 +31,9 @@
 #       gvisor sandboxes as (f) measures it (root)
 #   (k) `sandboxio exec ID -- true` from the command line through the local
 #       daemon, against `docker exec` and the direct path (bench/daemon.sh)
+#   (m) as root only: the name check of an allow_host entry per connection
+#       and per byte, against a CIDR entry for the same canary address
+#       (bench/egress.c; HTTPS to a canary, tests/canary/)
 # Needs hyperfine, docker (CLI), python3-docker, dockerd and the default image.
 # Prints medians and ratios (sandboxio / peer); lower is better for sandboxio.
 set -eu
@@ -105,6 +108,16 @@ if [ "$(id -u)" = 0 ]; then
 	"$out/allow" "${ALLOW_N:-20}"
 else
 	echo "== (d) egress allowlist at create: skipped (needs root)"
+fi
+
+if [ "$(id -u)" = 0 ]; then
+	echo "== (m) egress name check: ${EGRESS_ROUNDS:-5} rounds of 50 HTTPS connections and 3 downloads of 32 MiB, name vs CIDR"
+	cc -O2 -D_GNU_SOURCE -Iinclude -Itests -I. -o "$out/egress" bench/egress.c \
+		tests/canary/canary.c tests/canary/tls.c build/libsandboxio.a \
+		$(pkg-config --libs $pkgs openssl) -lpthread
+	"$out/egress" "${EGRESS_ROUNDS:-5}"
+else
+	echo "== (m) egress name check: skipped (needs root)"
 fi
 
 echo "== (e) pool acquire: ${TAKES:-20} takes alone from a warm pool; ${BURST:-32} concurrent takes + run true"
