@@ -18,12 +18,14 @@ cd "$(dirname "$0")/.."
 # is started); apparmor has the apparmor_parser that dockerd loads its
 # docker-default profile with, without which it starts no container on a
 # kernel with AppArmor enabled (Debian's, by default); runsc is gVisor, the
-# gvisor tier's runtime. Node.js and npm (for the official SDKs) are
+# gvisor tier's runtime; openssl makes the test CA and certificates of the
+# canaries' HTTPS (tests/contract/test_docker_egress_names.c, bench/egress.c),
+# whose responder links libssl-dev. Node.js and npm (for the official SDKs) are
 # installed below only when missing, since a Node.js from elsewhere may
 # already provide npm.
 PKGS="build-essential pkg-config git ca-certificates clang-format clang libclang-rt-14-dev
 libcurl4-openssl-dev libjansson-dev libcmocka-dev libmicrohttpd-dev libnghttp2-dev
-libssl-dev zlib1g-dev libarchive-dev
+libssl-dev openssl zlib1g-dev libarchive-dev
 libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler
 libnl-3-dev libnl-route-3-dev libnftables-dev libseccomp-dev libcap-dev
 docker.io mmdebstrap iproute2 nftables util-linux mount procps curl e2fsprogs
