@@ -610,7 +610,11 @@ static void test_egress_names__pip_installs_from_the_allowed_index(void **state)
 		skip(); /* no CLI, no python3 on the host, or no image with pip */
 	snprintf(env_ca, sizeof(env_ca), "CA=%s", ca_pem);
 	{
+		/* The CLI's and pip's complaints go into the output, for the message. */
 		const char *const argv[] = {
+			"sh",
+			"-c",
+			"exec \"$0\" \"$@\" 2>&1",
 			cli,
 			"run",
 			"--image",
