@@ -42,8 +42,6 @@
 #include "util/error-int.h"
 #include "util/time.h"
 
-extern char **environ;
-
 /* How long a checker may take to listen, when the caller gives no deadline,
  * and how long an ended one may take to go: hang guards only. */
 #define START_GUARD_MS 30000
@@ -260,6 +258,7 @@ static int read_ready(int fd, uint64_t deadline, struct sbx__np_checker *ck)
 
 static int spawn(const char *path, char **argv, int pidfd, int ready_w)
 {
+	static char *none_env[] = {NULL};
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, all;
@@ -279,7 +278,9 @@ static int spawn(const char *path, char **argv, int pidfd, int ready_w)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	rc = posix_spawn(&child, path, &fa, &at, argv, environ);
+	/* No environment: the checker needs none, and the caller's may hold
+	 * credentials (a server's, an exporter's headers). */
+	rc = posix_spawn(&child, path, &fa, &at, argv, none_env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	if (rc != 0)
