@@ -955,14 +955,6 @@ int sbx_sandbox_read_file(void **out, size_t *len_out, sbx_sandbox *s, const cha
 	return rc;
 }
 
-int sbx_backend_list(sbx_backend *b, const char *tenant, sbx_list_cb cb, void *payload)
-{
-	sbx__error_clear();
-	if (!b || !cb)
-		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE, "list: NULL argument");
-	return b->ops->list(b->state, tenant, cb, payload);
-}
-
 int sbx_backend_reap(sbx_backend *b, const sbx_reap_options *opts, sbx_reap_cb cb, void *payload)
 {
 	sbx__error_clear();
@@ -981,25 +973,4 @@ int sbx_backend_reap(sbx_backend *b, const sbx_reap_options *opts, sbx_reap_cb c
 		rc = sbx__error_set(SBX_ERROR, SBX_ERRCLASS_CORE, "%s (the sandboxes were removed)",
 				    sbx__audit_why(b->audit));
 	return rc;
-}
-
-int sbx_backend_image_exists(sbx_backend *b, const char *ref)
-{
-	sbx__error_clear();
-	if (!b || !ref)
-		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE,
-				      "image_exists: NULL argument");
-	return b->ops->image_exists(b->state, ref);
-}
-
-int sbx_backend_import_image(sbx_backend *b, const char *tar_path, const char *ref)
-{
-	sbx__error_clear();
-	if (!b || !tar_path || !ref)
-		return sbx__error_set(SBX_EINVALID, SBX_ERRCLASS_CORE,
-				      "import_image: NULL argument");
-	if (!b->ops->import_image)
-		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_CORE,
-				      "backend %s cannot import images", b->ops->name);
-	return b->ops->import_image(b->state, tar_path, ref);
 }
