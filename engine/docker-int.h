@@ -314,7 +314,7 @@ int sbx__paused_write(const char *id, const struct sbx__paused *r);
  * (errors are dropped: the removal that follows says what matters). */
 void sbx__paused_thaw(struct sbx__docker *d, const char *id);
 /* engine/paused-file.c: removes the records of containers that are gone
- * (alive() says 0). */
+ * (alive() says 0) and whose time (sbx__paused_reap_at) has passed. */
 void sbx__paused_sweep(int (*alive)(const char *session, void *payload), void *payload);
 /* engine/pause.c: the vtable's pause, resume, deadline and paused. */
 int sbx__docker_pause(void *state, void *box, uint64_t max_ms);

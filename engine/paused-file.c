@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sandboxio/errors.h>
@@ -95,7 +96,17 @@ void sbx__paused_sweep(int (*alive)(const char *session, void *payload), void *p
 	if (!dir)
 		return;
 	while ((e = readdir(dir)) != NULL) {
-		if (id_ok(e->d_name) && alive(e->d_name, payload) == 0)
+		struct sbx__paused r;
+
+		if (!id_ok(e->d_name))
+			continue;
+		/* Another engine's sweep finds every container of this one gone
+		 * (engine/mark.c): a record whose time has not come is kept, so
+		 * that its sandbox is never judged by its label before then. */
+		if (sbx__paused_read(e->d_name, &r) == 1 &&
+		    sbx__paused_reap_at(&r) > (uint64_t)time(NULL))
+			continue;
+		if (alive(e->d_name, payload) == 0)
 			sbx__paused_remove(e->d_name);
 	}
 	closedir(dir);

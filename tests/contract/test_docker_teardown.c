@@ -212,8 +212,9 @@ static void test_engine_teardown__reap_daemon_down(void **state)
  * Another engine on the same host (a Podman service, a second dockerd)
  * knows none of this engine's sandboxes, so to its sweep every one of them
  * is gone. It must leave their host-side pieces alone: here a sweep whose
- * Engine answers 404 for every container runs while a sandbox with a disk
- * of its own lives, and the disk stays mounted and in use. The mark that
+ * Engine answers 404 for every container runs while a paused sandbox with a
+ * disk of its own lives, and the disk stays mounted and in use, and the
+ * paused record its own reaper judges it by stays. The mark that
  * says whose the sandbox is goes with the sandbox's close.
  */
 static void test_engine_teardown__other_engines_sweep_leaves_our_pieces(void **state)
@@ -223,7 +224,7 @@ static void test_engine_teardown__other_engines_sweep_leaves_our_pieces(void **s
 	};
 	struct fake_engine *fe;
 	struct sbx__docker other;
-	char path[256], session[32], mark[128], mnt[256];
+	char path[256], session[32], mark[128], mnt[256], paused[160];
 	sbx_policy *p = t_policy();
 	sbx_sandbox *s;
 	sbx_result *r;
@@ -245,6 +246,11 @@ static void test_engine_teardown__other_engines_sweep_leaves_our_pieces(void **s
 	assert_int_equal(access(mark, F_OK), 0);
 	sbx__disk_mount_path(session, mnt, sizeof(mnt));
 
+	/* Paused, too: its record is what its own reaper judges it by. */
+	assert_int_equal(sbx_sandbox_pause(s, 600000), 0);
+	snprintf(paused, sizeof(paused), SBX_PAUSED_DIR "/%s", sbx_sandbox_id(s));
+	assert_int_equal(access(paused, F_OK), 0);
+
 	fe = fake_engine_start(routes, 1);
 	assert_non_null(fe);
 	memset(&other, 0, sizeof(other));
@@ -255,6 +261,8 @@ static void test_engine_teardown__other_engines_sweep_leaves_our_pieces(void **s
 
 	assert_int_equal(sbx__disk_check_mounted(session), 0);
 	assert_int_equal(access(mark, F_OK), 0);
+	assert_int_equal(access(paused, F_OK), 0);
+	assert_int_equal(sbx_sandbox_resume(s), 0);
 	r = t_run(s, "echo kept > /workspace/f && cat /workspace/f", NULL);
 	assert_int_equal(r->exit_code, 0);
 	assert_string_equal(r->stdout_data, "kept\n");
