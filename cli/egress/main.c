@@ -138,6 +138,10 @@ int main(int argc, char **argv)
 	pid_t pid;
 	char line[96], why[600] = "";
 
+	/* Only 0 to 4 are this process's: whatever else the starter left open
+	 * without close-on-exec (its Engine connections, an embedding
+	 * program's sockets and files) would live as long as the sandbox. */
+	closefrom(READY_FD + 1);
 	if (argc < 3 || egress_cfg_parse(&cfg, argc - 1, argv + 1, why, sizeof(why)) < 0)
 		return ready_error(why);
 	signal(SIGPIPE, SIG_IGN);
