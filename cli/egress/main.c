@@ -89,6 +89,26 @@ static void *conn_thread(void *arg)
 	return NULL;
 }
 
+/* Whether fd's local address is a loopback one: a connection made straight
+ * to a listener by a process of this host, never one the sandbox's rules
+ * sent here (they drop every local destination before the tproxy rules). */
+static int straight_to_listener(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		return 1;
+	if (ss.ss_family == AF_INET)
+		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss.ss_family == AF_INET6) {
+		const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return 1;
+}
+
 static void accept_one(int lfd)
 {
 	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC), over;
@@ -97,6 +117,12 @@ static void accept_one(int lfd)
 
 	if (fd < 0)
 		return;
+	/* Any user of this host can connect to 127.0.0.1:PORT4: such a
+	 * connection takes no slot and writes nothing to the sandbox's audit. */
+	if (straight_to_listener(fd)) {
+		egress_reset(fd);
+		return;
+	}
 	pthread_mutex_lock(&conn_lock);
 	over = conns >= CONN_MAX;
 	if (!over)
