@@ -12,7 +12,8 @@
  * the pidfd is readable (the sandbox is gone) or it is killed; anything that
  * stops it from starting is written to 4 as "error WHY\n" instead. Each
  * connection ends with one egress.connection event in the backend's audit
- * files (docs/audit.md).
+ * files (docs/audit.md). It keeps no descriptor but 0 to 4 of its starter,
+ * and gives up every capability once it listens.
  *
  * Each connection the sandbox's tproxy rules send here keeps the address the
  * sandbox named (getsockname). Its first bytes (at most SBX_SNI_MAX, with a
@@ -23,6 +24,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -30,7 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cli/egress/egress.h"
@@ -144,6 +149,32 @@ static void accept_one(int lfd)
 	pthread_attr_destroy(&at);
 }
 
+/*
+ * Gives up every capability once the listeners are bound and the audit
+ * files open: what is left (accepting on the listeners, connecting out,
+ * writing the open audit files) needs none, and the bytes this process
+ * reads come from the sandbox. No new privileges, and the bounding set and
+ * securebits (when it may change them) so that none comes back.
+ */
+static int drop_capabilities(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct d[2] = {{0}, {0}};
+
+	if (prctl(PR_CAPBSET_READ, CAP_SETPCAP, 0, 0, 0) == 1) {
+		for (int c = 0; prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
+			(void)prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+		(void)prctl(PR_SET_SECUREBITS,
+			    SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+				    SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED,
+			    0, 0, 0);
+	}
+	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -1;
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
 /* Tells the starter why this checker cannot start. */
 static int ready_error(const char *why)
 {
@@ -182,6 +213,8 @@ int main(int argc, char **argv)
 	l6 = listener(AF_INET6, &port6); /* none without IPv6: the rules then reset */
 	if (l4 < 0 || egress_self_start(&start) < 0)
 		return ready_error("cannot listen on 127.0.0.1 with IP_TRANSPARENT");
+	if (drop_capabilities() < 0)
+		return ready_error("cannot give up its capabilities");
 	snprintf(line, sizeof(line), "%d %llu %u %u\n", (int)getpid(), start, port4,
 		 l6 >= 0 ? port6 : 0);
 	if (write(READY_FD, line, strlen(line)) != (ssize_t)strlen(line))
