@@ -19,6 +19,8 @@
  * Safety: traffic goes only to the canary's address (canary_start checks
  * its route) and names resolve only from a hosts file this test writes.
  */
+#include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -27,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -420,6 +423,76 @@ static int table_exists(const char *name)
 	return canary_spawn(argv, NULL, 0) == 0;
 }
 
+/* The socket inodes among pid's descriptors (at most max, into ino), and
+ * whether one of them is the file at path. */
+static int checker_fds(int pid, const char *path, unsigned long *ino, int max, int *n)
+{
+	char dpath[64], lpath[320], link[256];
+	struct dirent *e;
+	DIR *d;
+	int holds = 0;
+
+	*n = 0;
+	snprintf(dpath, sizeof(dpath), "/proc/%d/fd", pid);
+	d = opendir(dpath);
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		ssize_t l;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(lpath, sizeof(lpath), "%s/%s", dpath, e->d_name);
+		l = readlink(lpath, link, sizeof(link) - 1);
+		if (l <= 0)
+			continue;
+		link[l] = '\0';
+		if (strcmp(link, path) == 0)
+			holds = 1;
+		if (strncmp(link, "socket:[", 8) == 0 && *n < max)
+			ino[(*n)++] = strtoul(link + 8, NULL, 10);
+	}
+	closedir(d);
+	return holds;
+}
+
+/* The port of the listener on 127.0.0.1 among the sockets ino (this host's
+ * /proc/net/tcp); 0 when none. */
+static int listen_port4(const unsigned long *ino, int n)
+{
+	char line[512];
+	FILE *f = fopen("/proc/net/tcp", "re");
+	int port = 0;
+
+	while (f && !port && fgets(line, sizeof(line), f)) {
+		unsigned long addr, inode;
+		unsigned lport, st;
+
+		if (sscanf(line, " %*d: %lx:%x %*x:%*x %x %*x:%*x %*x:%*x %*x %*u %*d %lu", &addr,
+			   &lport, &st, &inode) != 4)
+			continue;
+		for (int i = 0; i < n; i++)
+			if (inode == ino[i] && st == 0x0A && addr == 0x0100007FUL)
+				port = (int)lport;
+	}
+	if (f)
+		fclose(f);
+	return port;
+}
+
+/* Whether /proc/PID/status has the line want. */
+static int status_has(int pid, const char *want)
+{
+	char path[64], *text;
+	int has;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	text = slurp(path);
+	assert_non_null(text);
+	has = strstr(text, want) != NULL;
+	free(text);
+	return has;
+}
+
 /* Nothing of name is left: no checker process, no record, no table. */
 static void expect_nothing_left(const char *name, int pid)
 {
@@ -583,6 +656,73 @@ static void test_egress_names__one_audit_event_per_connection(void **state)
 		assert_null(strstr(text, NAME_OTHER));
 		free(text);
 	}
+	json_decref(evs);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+}
+
+/*
+ * The checker holds only what it needs: no descriptor its starter left open
+ * (a file this test opened without close-on-exec, the library's Engine
+ * connections), no capability and no way back to one; and a connection a
+ * process of this host makes straight to its listener on 127.0.0.1 is reset
+ * without an audit event, so that no local user can write the sandbox's
+ * audit or take its connection slots.
+ */
+static void test_egress_names__checker_holds_only_its_own(void **state)
+{
+	struct fx *f = *state;
+	const struct canary *c;
+	static const char req[] = "GET / HTTP/1.1\r\nHost: " NAME_OK "\r\n\r\n";
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	char name[32], marker[128], key[128], want[128], buf[64], *out;
+	unsigned long ino[16];
+	int pid, mfd, n_ino = 0, sfd;
+	sbx_sandbox *s;
+	json_t *evs;
+
+	NEED_READY();
+	c = canary_get(f->c, 0);
+	snprintf(marker, sizeof(marker), "%s/inherited", dir);
+	mfd = open(marker, O_WRONLY | O_CREAT, 0600); /* no O_CLOEXEC, on purpose */
+	assert_true(mfd >= 0);
+	s = names_sandbox(f->b);
+	close(mfd);
+	np_name(s, name, sizeof(name));
+	pid = checker_pid(name);
+	assert_true(is_checker(pid));
+	/* Its sockets are its listeners (127.0.0.1, and [::1] when the host has it). */
+	assert_false(checker_fds(pid, marker, ino, 16, &n_ino));
+	if (n_ino < 1 || n_ino > 2)
+		fail_msg("the checker holds %d sockets, want its 1 or 2 listeners", n_ino);
+	assert_true(status_has(pid, "CapPrm:\t0000000000000000\n"));
+	assert_true(status_has(pid, "CapEff:\t0000000000000000\n"));
+	assert_true(status_has(pid, "CapBnd:\t0000000000000000\n"));
+	assert_true(status_has(pid, "NoNewPrivs:\t1\n"));
+	a.sin_port = htons((uint16_t)listen_port4(ino, n_ino));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(a.sin_port != 0);
+	sfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(sfd >= 0);
+	assert_int_equal(connect(sfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	(void)send(sfd, req, sizeof(req) - 1, MSG_NOSIGNAL);
+	assert_true(recv(sfd, buf, sizeof(buf), 0) <= 0);
+	close(sfd);
+	/* Then one connection of the sandbox: its event is the only one. */
+	{
+		const char *q[] = {"http", c->addr4, "80", NAME_OK, NULL};
+		out = tls_probe(s, q);
+	}
+	snprintf(key, sizeof(key), "http %s 80 " NAME_OK, c->addr4);
+	snprintf(want, sizeof(want), "canary %s", c->name);
+	expect_ok(out, key, want);
+	free(out);
+	evs = wait_egress_events(sbx_sandbox_id(s), 1);
+	if (json_array_size(evs) != 1) {
+		char *text = json_dumps(evs, 0);
+		fail_msg("want the sandbox's one event, got: %s", text);
+	}
+	assert_string_equal(json_string_value(json_object_get(json_array_get(evs, 0), "address")),
+			    c->addr4);
 	json_decref(evs);
 	assert_int_equal(sbx_sandbox_close(s), 0);
 }
@@ -853,6 +993,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_egress_names__allowed_name_passes_other_names_reset),
 		cmocka_unit_test(test_egress_names__one_audit_event_per_connection),
+		cmocka_unit_test(test_egress_names__checker_holds_only_its_own),
 		cmocka_unit_test(test_egress_names__udp_to_a_name_refused),
 		cmocka_unit_test(test_egress_names__pip_installs_from_the_allowed_index),
 		cmocka_unit_test(test_egress_names__checker_killed_refuses_at_once),
