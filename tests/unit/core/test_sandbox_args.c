@@ -444,7 +444,7 @@ static void test_core_sandbox_args__strerror_every_code(void **state)
 				fail_msg("codes %d and %d share the text '%s'", -(int)i, code, t);
 		texts[n++] = t;
 	}
-	assert_int_equal(n, 13);
+	assert_int_equal(n, 14);
 	assert_string_equal(sbx_strerror(SBX_EINVALID), "invalid argument");
 	assert_non_null(sbx_strerror(1));
 	assert_non_null(sbx_strerror(42));
