@@ -77,7 +77,10 @@ struct sbx__docker_box {
 	int disk;     /* /workspace is a disk of its own on the host (engine/disk.c) */
 	int dead;     /* SBX__DEAD_*: ended by the host, runs are refused */
 	int gvisor;   /* made at the gvisor tier (by this handle) */
-	int paused;   /* paused by this handle (its record says so for any handle) */
+	/* The deadline it was made with (unix s; 0: opened, not made by this
+	 * handle): the init's deadline past it is time spent paused. */
+	uint64_t made_deadline;
+	int paused; /* paused by this handle (its record says so for any handle) */
 	/* The gvisor tier: a run with secrets takes docker exec. gVisor lets a
 	 * run open PID 1's /proc/1/fd/N, so a request on the channel (with its
 	 * secrets) would be within reach of the runs beside it. */

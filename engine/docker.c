@@ -477,6 +477,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	_cleanup_json_ json_t *body = NULL, *resp = NULL, *img = NULL;
 	_sbx_cleanup_free_ char *ref = NULL, *id = NULL;
 	uint64_t deadline = sbx__mono_ms() + p->timeout_ms[SBX_TIMEOUT_CREATE];
+	time_t made_deadline;
 	unsigned char rnd[6];
 	char session[32], path[512];
 	json_t *warn;
@@ -524,9 +525,8 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	rc = sbx__uid_pick(d, &uid);
 	if (rc < 0)
 		return rc;
-	body = create_body(d, p, session,
-			   time(NULL) + (time_t)(p->timeout_ms[SBX_TIMEOUT_SANDBOX] / 1000 ?: 1),
-			   uid, disk);
+	made_deadline = time(NULL) + (time_t)(p->timeout_ms[SBX_TIMEOUT_SANDBOX] / 1000 ?: 1);
+	body = create_body(d, p, session, made_deadline, uid, disk);
 	if (!body)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "build create request");
 	if (p->allow_n)
@@ -611,6 +611,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	b->id = strdup(id);
 	b->pid = pid;
 	b->uid = uid;
+	b->made_deadline = (uint64_t)made_deadline;
 	b->disk = disk;
 	snprintf(b->session, sizeof(b->session), "%s", session);
 	b->netpolicy = plan.n > 0;

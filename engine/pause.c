@@ -72,7 +72,7 @@ int sbx__docker_pause(void *state, void *box, uint64_t max_ms)
 	struct sbx__docker *d = state;
 	struct sbx__docker_box *b = box;
 	struct sbx__paused r = {0};
-	uint64_t at = 0;
+	uint64_t at = 0, spent;
 	long status = 0;
 	int rc;
 
@@ -88,11 +88,22 @@ int sbx__docker_pause(void *state, void *box, uint64_t max_ms)
 	if (rc < 0)
 		return sbx__error_wrap("pause: sandbox %.12s", b->id);
 	r.at = (uint64_t)time(NULL);
-	r.bound = r.at + (max_ms + 999) / 1000;
 	r.deadline = at;
 	if (r.deadline <= r.at)
 		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
 				      "pause: sandbox %.12s has reached its deadline", b->id);
+	/* The bound is on the time paused in all, over the sandbox's life:
+	 * each resume moved the init's deadline by the time it was paused,
+	 * so the deadline past the one it was made with is what was spent.
+	 * Pauses one after another never add up past it. */
+	spent = b->made_deadline && at > b->made_deadline ? at - b->made_deadline : 0;
+	if (spent >= (max_ms + 999) / 1000)
+		return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_ENGINE,
+				      "pause: sandbox %.12s has been paused for %llu s in all, its "
+				      "bound of %llu s",
+				      b->id, (unsigned long long)spent,
+				      (unsigned long long)((max_ms + 999) / 1000));
+	r.bound = r.at + (max_ms + 999) / 1000 - spent;
 	/* The record comes first: the reaper never sees a frozen sandbox
 	 * without its bound. */
 	rc = sbx__paused_write(b->id, &r);

@@ -61,7 +61,10 @@ void sbx__paused_remove(const char *id)
 	(void)unlink(path);
 }
 
-/* Writes id's record atomically (a 0600 file renamed over the old one). */
+/* Writes id's record atomically (a 0644 file renamed over the old one).
+ * The folder is root's, 0755, and the record holds only times: a reaper
+ * that is not root reads it too, and judges a paused sandbox by it rather
+ * than skipping every sandbox for a record it cannot read. */
 int sbx__paused_write(const char *id, const struct sbx__paused *r)
 {
 	char path[sizeof(SBX_PAUSED_DIR) + 80], tmp[sizeof(path) + 8], line[SBX_PAUSED_LINE_MAX];
@@ -70,11 +73,12 @@ int sbx__paused_write(const char *id, const struct sbx__paused *r)
 	if (n < 0 || !id_ok(id))
 		return sbx__error_set(SBX_ERROR, SBX_ERRCLASS_ENGINE, "pause: bad record");
 	if ((mkdir(SBX_RUN_DIR, 0755) != 0 && errno != EEXIST) ||
-	    (mkdir(SBX_PAUSED_DIR, 0700) != 0 && errno != EEXIST))
+	    (mkdir(SBX_PAUSED_DIR, 0755) != 0 && errno != EEXIST) ||
+	    chmod(SBX_PAUSED_DIR, 0755) != 0)
 		return sbx__error_os(SBX_EDENIED, errno, "pause: cannot make %s", SBX_PAUSED_DIR);
 	snprintf(path, sizeof(path), "%s/%s", SBX_PAUSED_DIR, id);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return sbx__error_os(SBX_EDENIED, errno, "pause: cannot write %s", tmp);
 	ok = write(fd, line, (size_t)n) == n && fsync(fd) == 0;

@@ -63,7 +63,7 @@ int sbxs_box_pause(struct sbxs_box *b, char *err, size_t esize)
 		snprintf(err, esize, "pause of sandbox \"%s\": %s", b->id,
 			 sbx_error_last()->message);
 		sbxs_box_release(b, rc);
-		return rc == SBX_ENOTFOUND ? 404 : 500;
+		return rc == SBX_ENOTFOUND ? 404 : rc == SBX_EDENIED ? 409 : 500;
 	}
 	pthread_mutex_lock(&srv->mu);
 	now = sbx__mono_ms();

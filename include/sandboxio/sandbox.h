@@ -515,7 +515,10 @@ SBX_EXTERN int sbx_sandbox_run_code(sbx_result **out,
  * own on the gvisor tier); its memory, files and processes are kept.
  * ^While it is paused, a run, a file transfer or a port connection on it
  * fails at once with SBX_EPAUSED, and its deadline does not count, for at
- * most max_ms: ^once that bound passes paused, the reaper removes it (a
+ * most max_ms in all over its life: ^the time of earlier pauses counts
+ * against the bound, so pause after pause never keeps it past its
+ * lifetime plus max_ms, and a pause with none left is refused with
+ * SBX_EDENIED. ^Once the bound passes paused, the reaper removes it (a
  * frozen sandbox cannot end itself), and never earlier; ^its owner's
  * death still gets it reaped as any other sandbox. A run in flight keeps
  * its own deadline, which counts while the sandbox is paused.
@@ -528,7 +531,8 @@ SBX_EXTERN int sbx_sandbox_run_code(sbx_result **out,
  *   SBX_PAUSE_MAX_MS (a day) is SBX_EINVALID.
  * Returns: 0, SBX_EINVALID, SBX_EPAUSED (already paused), SBX_ENOTFOUND
  * (gone, or at its deadline), SBX_EUNSUPPORTED (a backend or handle that
- * cannot pause), SBX_EDENIED (the host's record cannot be written),
+ * cannot pause), SBX_EDENIED (the bound is used up, or the host's record
+ * cannot be written),
  * SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ETIMEOUT, SBX_ECANCELED, SBX_ENOMEM,
  * SBX_ERROR.
  */

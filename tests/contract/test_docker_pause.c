@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "engine/docker-int.h"
 #include "support/engine.h"
 
 /* How long a wait for an event may take before the test says it hangs. */
@@ -372,6 +373,67 @@ static void test_engine_pause__close_removes_paused(void **state)
 	assert_int_equal(inspect_paused(id), -1);
 }
 
+/* The record's at= and bound= (unix s) of sandbox id. */
+static void record_times(const char *id, unsigned long long *at, unsigned long long *bound)
+{
+	char path[256], line[256] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/run/sandboxio/paused/%s", id);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_int_equal(sscanf(line, "sandboxio-paused 1 at=%llu bound=%llu", at, bound), 2);
+}
+
+/* The bound is on the time paused in all: a pause after a resume has only
+ * what the earlier pauses left, and none left is refused. Otherwise pause
+ * after pause would keep a sandbox past its lifetime without end. */
+static void test_engine_pause__pauses_add_up_to_the_bound(void **state)
+{
+	sbx_sandbox *s = create(3600000);
+	unsigned long long at, bound;
+
+	(void)state;
+	assert_int_equal(sbx_sandbox_pause(s, 600000), 0);
+	record_times(sbx_sandbox_id(s), &at, &bound);
+	assert_int_equal(bound - at, 600);
+	wait_until((time_t)at + 3); /* three seconds paused, at least */
+	assert_int_equal(sbx_sandbox_resume(s), 0);
+	assert_int_equal(sbx_sandbox_pause(s, 3000), SBX_EDENIED);
+	assert_non_null(strstr(sbx_error_last()->message, "in all"));
+	assert_int_equal(inspect_paused(sbx_sandbox_id(s)), 0);
+	assert_int_equal(sbx_sandbox_pause(s, 600000), 0);
+	record_times(sbx_sandbox_id(s), &at, &bound);
+	assert_true(bound - at <= 597);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+}
+
+/* A reaper that is not root (a user in the docker group) reads the record
+ * too: otherwise it would skip every sandbox for a record it cannot read. */
+static void test_engine_pause__record_read_by_a_reaper_not_root(void **state)
+{
+	sbx_sandbox *s = create(3600000);
+	struct sbx__paused r;
+	int status = -1;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(sbx_sandbox_pause(s, 0), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(2);
+		_exit(sbx__paused_read(sbx_sandbox_id(s), &r) == 1 && r.at != 0 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+}
+
 /* Only the creating handle can pause: another is refused, nothing frozen. */
 static void test_engine_pause__other_handle_refused(void **state)
 {
@@ -410,6 +472,8 @@ int main(void)
 		cmocka_unit_test(test_engine_pause__close_removes_paused),
 		cmocka_unit_test(test_engine_pause__dead_owner_reaped),
 		cmocka_unit_test(test_engine_pause__other_handle_refused),
+		cmocka_unit_test(test_engine_pause__pauses_add_up_to_the_bound),
+		cmocka_unit_test(test_engine_pause__record_read_by_a_reaper_not_root),
 	};
 
 	return cmocka_run_group_tests_name("engine_contract[docker] pause", tests, setup, teardown);
