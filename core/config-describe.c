@@ -181,6 +181,10 @@ int sbx_config_describe(char **out,
 			      c->bound[1][s] ? sbx__config_from_name(c, c->from_bound[1][s], file)
 					     : "builtin"),
 			&bad);
+	set_new(ceil, "pause",
+		entry(slot_json(0, (int64_t)sbx_config_pause_ceiling_ms(c)),
+		      c->pause_ceil ? sbx__config_from_name(c, c->from_pause, file) : "builtin"),
+		&bad);
 	set_new(root, "ceilings", json_incref(ceil), &bad);
 	set_new(root, "images",
 		entry(c->images_set ? list_json(c->images, c->images_n) : json_string("any"),

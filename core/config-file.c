@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include <sandboxio/config.h>
+#include <sandboxio/sandbox.h>
 
 #include "core/config-impl.h"
 #include "core/config-int.h"
@@ -45,6 +46,8 @@ const struct sbx__config_key sbx__config_keys[] = {
 	/* clang-format on */
 	{"ceilings", SBX__CFG_OBJECT, 1, 0, "the most a call may ask for"},
 	{"ceilings.timeout", SBX__CFG_SECONDS, 1, 0, "seconds; bounds every deadline"},
+	{"ceilings.pause", SBX__CFG_PAUSE, 1, 0,
+	 "seconds; how long a sandbox may stay paused (at most 86400, a day)"},
 	/* clang-format off */
 	SBX__LIMIT_KINDS(CEILING_KEY)
 	{"images", SBX__CFG_IMAGES, 0, 0, "permitted image references or sha256 digests"},
@@ -222,6 +225,7 @@ static int read_bound(const struct parse *ps, const struct sbx__config_key *k, j
 	case SBX__CFG_BOOL:
 	case SBX__CFG_TIER:
 	case SBX__CFG_PATH:
+	case SBX__CFG_PAUSE:
 		return perr(ps, k->path, "not a bound");
 	}
 	if (val < slot_min(slot) || val > slot_max(slot))
@@ -230,6 +234,23 @@ static int read_bound(const struct parse *ps, const struct sbx__config_key *k, j
 			    sbx__config_fmt_slot(lo, sizeof(lo), slot, slot_min(slot)),
 			    sbx__config_fmt_slot(hi, sizeof(hi), slot, slot_max(slot)));
 	ps->c->bound[k->which][slot] = val;
+	return 0;
+}
+
+/* ceilings.pause: seconds, above 0 and at most SBX_PAUSE_MAX_MS. */
+static int read_pause(const struct parse *ps, const char *key, json_t *v)
+{
+	char got[32], hi[32];
+	int64_t val = 0;
+	int rc = read_milli(ps, key, v, &val);
+
+	if (rc < 0)
+		return rc;
+	if ((uint64_t)val > SBX_PAUSE_MAX_MS)
+		return perr(ps, key, "%s is above the most a sandbox may stay paused (%s, a day)",
+			    sbx__config_fmt_slot(got, sizeof(got), 0, val),
+			    sbx__config_fmt_slot(hi, sizeof(hi), 0, (int64_t)SBX_PAUSE_MAX_MS));
+	ps->c->pause_ceil = val;
 	return 0;
 }
 
@@ -416,6 +437,7 @@ static int read_list(const struct parse *ps, const struct sbx__config_key *k, js
 		case SBX__CFG_BOOL:
 		case SBX__CFG_TIER:
 		case SBX__CFG_PATH:
+		case SBX__CFG_PAUSE:
 			return perr(ps, what, "not a list");
 		}
 		if (rc < 0)
@@ -452,6 +474,8 @@ static int parse_value(struct parse *ps, const struct sbx__config_key *k, json_t
 	case SBX__CFG_SIZE:
 	case SBX__CFG_COUNT:
 		return read_bound(ps, k, v);
+	case SBX__CFG_PAUSE:
+		return read_pause(ps, k->path, v);
 	case SBX__CFG_IMAGE:
 		rc = read_image(ps, k->path, v, &s);
 		if (rc < 0)

@@ -36,6 +36,7 @@ struct sbx_config {
 	char *source; /* file or origin; NULL: built-in */
 	/* [0] defaults, [1] ceilings; 0: not in the file (the built-in value). */
 	int64_t bound[2][NSLOT];
+	int64_t pause_ceil; /* ceilings.pause in ms; 0: not in the file (built-in) */
 	char *def_image;
 	char **images; /* NULL with images_set 0: any image */
 	size_t images_n;
@@ -66,7 +67,7 @@ struct sbx_config {
 	char *sys_source;
 	unsigned char from_bound[2][NSLOT];
 	unsigned char from_image, from_images, from_egress, from_backends;
-	unsigned char from_secrets, from_tenant, from_tier;
+	unsigned char from_secrets, from_tenant, from_tier, from_pause;
 };
 
 enum { FROM_SYSTEM = 0, FROM_NARROW = 1 };

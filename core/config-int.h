@@ -43,6 +43,7 @@ enum sbx__config_type {
 	SBX__CFG_BOOL,
 	SBX__CFG_TIER,
 	SBX__CFG_PATH,
+	SBX__CFG_PAUSE,
 };
 
 /*
@@ -75,6 +76,13 @@ int sbx__config_merge(sbx_policy **out,
 /* SBX_EDENIED when v is above the config's own ceiling for kind (a
  * built-in ceiling is the setters' business, not this check's). */
 int sbx__config_check_limit(const sbx_config *c, sbx_limit_kind kind, int64_t v);
+
+/*
+ * SBX_EDENIED when a pause bound of max_ms is above ceiling_ms, the pause
+ * ceiling of a sandbox's policy, which the merge took from c (NULL: the
+ * built-in config); the message names ceilings.pause and where it is set.
+ */
+int sbx__config_check_pause(const sbx_config *c, uint64_t ceiling_ms, uint64_t max_ms);
 
 /* SBX_EDENIED unless the config permits the backend. */
 int sbx__config_check_backend(const sbx_config *c, const char *backend);

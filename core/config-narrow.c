@@ -98,6 +98,14 @@ static int narrow_bounds(sbx_config *m, const sbx_config *sys, const sbx_config 
 					: "built-in",
 				key);
 	}
+	if (nar->pause_ceil && (uint64_t)nar->pause_ceil > sbx_config_pause_ceiling_ms(sys))
+		return nrefuse(sys, nar, "ceilings.pause",
+			       "%s is above the system's ceilings.pause (%s)",
+			       sbx__config_fmt_slot(a, sizeof(a), 0, nar->pause_ceil),
+			       sbx__config_fmt_slot(b, sizeof(b), 0,
+						    (int64_t)sbx_config_pause_ceiling_ms(sys)));
+	m->pause_ceil = nar->pause_ceil ? nar->pause_ceil : sys->pause_ceil;
+	m->from_pause = nar->pause_ceil ? FROM_NARROW : FROM_SYSTEM;
 	return 0;
 }
 

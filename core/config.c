@@ -25,6 +25,7 @@
 #include <strings.h>
 
 #include <sandboxio/config.h>
+#include <sandboxio/sandbox.h>
 
 #include "core/config-impl.h"
 #include "core/config-int.h"
@@ -240,6 +241,11 @@ uint64_t sbx_config_timeout_ceiling_ms(const sbx_config *c)
 	return c && c->bound[1][0] ? (uint64_t)c->bound[1][0] : SBX_MAX_TIMEOUT_MS;
 }
 
+uint64_t sbx_config_pause_ceiling_ms(const sbx_config *c)
+{
+	return c && c->pause_ceil ? (uint64_t)c->pause_ceil : SBX_PAUSE_MAX_DEFAULT_MS;
+}
+
 int64_t sbx_config_limit_ceiling(const sbx_config *c, sbx_limit_kind which)
 {
 	if (!sbx__limit_desc(which))
@@ -286,6 +292,20 @@ int sbx__config_check_limit(const sbx_config *c, sbx_limit_kind kind, int64_t v)
 	return deny(SRC(c, from_bound[1][kind]), "%s: the request, %s, is above ceilings.%s (%s)",
 		    slot_name(kind), sbx__config_fmt_slot(a, sizeof(a), kind, v), slot_name(kind),
 		    sbx__config_fmt_slot(b, sizeof(b), kind, c->bound[1][kind]));
+}
+
+int sbx__config_check_pause(const sbx_config *c, uint64_t ceiling_ms, uint64_t max_ms)
+{
+	char a[32], b[32];
+
+	if (max_ms <= ceiling_ms)
+		return 0;
+	if (!c)
+		c = &sbx__config_builtin;
+	return deny(c->pause_ceil ? SRC(c, from_pause) : "(built-in)",
+		    "pause: the bound asked for, %s, is above ceilings.pause (%s)",
+		    sbx__config_fmt_slot(a, sizeof(a), 0, (int64_t)max_ms),
+		    sbx__config_fmt_slot(b, sizeof(b), 0, (int64_t)ceiling_ms));
 }
 
 int sbx__config_check_secrets(const sbx_config *c, size_t n)
@@ -513,6 +533,7 @@ int sbx__config_merge(sbx_policy **out,
 			o.limit[s] = SBX__ORIGIN_FILE;
 		}
 	}
+	eff->pause_max_ms = sbx_config_pause_ceiling_ms(c);
 	if (req->set & SBX__SET_IMAGE) {
 		o.image = SBX__ORIGIN_REQUEST;
 	} else if (c->def_image) {

@@ -10,6 +10,7 @@
 
 #include "core/audit-int.h"
 #include "core/backend-int.h"
+#include "core/config-int.h"
 #include "core/sandbox-int.h"
 #include "core/trace-int.h"
 #include "util/error-int.h"
@@ -17,6 +18,7 @@
 int sbx_sandbox_pause(sbx_sandbox *s, uint64_t max_ms)
 {
 	struct sbx__span sp;
+	uint64_t ceiling;
 	int rc;
 
 	sbx__error_clear();
@@ -27,13 +29,16 @@ int sbx_sandbox_pause(sbx_sandbox *s, uint64_t max_ms)
 				      "pause: a bound of %llu ms is over the most a sandbox may "
 				      "stay paused (%llu ms, a day)",
 				      (unsigned long long)max_ms, SBX_PAUSE_MAX_MS);
+	ceiling = s->policy ? s->policy->pause_max_ms : SBX_PAUSE_MAX_DEFAULT_MS;
+	rc = sbx__config_check_pause(s->backend->config, ceiling, max_ms);
+	if (rc < 0)
+		return rc;
 	if (!s->backend->ops->pause)
 		return sbx__error_set(SBX_EUNSUPPORTED, SBX_ERRCLASS_CORE,
 				      "pause: the %s backend cannot pause a sandbox",
 				      s->backend->ops->name);
 	sbx__span_begin(s->backend->tracer, &sp, "sandboxio.pause", &s->span, NULL);
-	rc = s->backend->ops->pause(s->backend->state, s->box,
-				    max_ms ? max_ms : SBX_PAUSE_MAX_DEFAULT_MS);
+	rc = s->backend->ops->pause(s->backend->state, s->box, max_ms ? max_ms : ceiling);
 	sbx__span_str(&sp, "sandboxio.sandbox.id", s->id);
 	sbx__span_end(&sp, rc);
 	return rc;

@@ -26,6 +26,10 @@ struct sbx_policy {
 	char **env; /* "NAME=VALUE", env_n entries */
 	size_t env_n;
 	sbx_tier min_tier;
+	/* How long a sandbox may stay paused: the operator config's
+	 * ceilings.pause, carried in by the merge; SBX_PAUSE_MAX_DEFAULT_MS in a
+	 * policy that no config has seen. Not set by a caller. */
+	uint64_t pause_max_ms;
 	int detached;
 	struct sbx__allow *allow; /* egress allowlist, allow_n entries; none: no egress */
 	size_t allow_n;

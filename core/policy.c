@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <sandboxio/policy.h>
+#include <sandboxio/sandbox.h>
 
 #include "core/limit-kinds.h"
 #include "core/policy-int.h"
@@ -51,6 +52,7 @@ int sbx_policy_new(sbx_policy **out)
 	p->tenant = strdup(SBX_DEFAULT_TENANT);
 	p->workdir = strdup(SBX_DEFAULT_WORKDIR);
 	p->min_tier = SBX_TIER_CONTAINER;
+	p->pause_max_ms = SBX_PAUSE_MAX_DEFAULT_MS;
 	if (!p->image || !p->tenant || !p->workdir) {
 		sbx_policy_free(SBX_STEAL(&p));
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_POLICY, "policy_new: out of memory");
@@ -86,6 +88,7 @@ int sbx_policy_dup(sbx_policy **out, const sbx_policy *p)
 	memcpy(n->timeout_ms, p->timeout_ms, sizeof(n->timeout_ms));
 	memcpy(n->limit, p->limit, sizeof(n->limit));
 	n->min_tier = p->min_tier;
+	n->pause_max_ms = p->pause_max_ms;
 	n->detached = p->detached;
 	n->set = p->set;
 	n->image = strdup(p->image);

@@ -324,6 +324,7 @@ int sbx_sandbox_open(sbx_sandbox **out, sbx_backend *b, const char *id)
 	rc = sbx_policy_new(&s->policy);
 	if (rc < 0)
 		goto fail;
+	s->policy->pause_max_ms = sbx_config_pause_ceiling_ms(b->config);
 	rc = b->ops->open_box(b->state, id, &s->box, s->policy, &s->tier);
 	if (rc < 0)
 		goto fail;

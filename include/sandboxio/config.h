@@ -145,6 +145,13 @@ SBX_EXTERN uint64_t sbx_config_timeout_ceiling_ms(const sbx_config *c);
 SBX_EXTERN int64_t sbx_config_limit_ceiling(const sbx_config *c, sbx_limit_kind which);
 
 /**
+ * The ceiling on how long a sandbox may stay paused (sbx_sandbox_pause()),
+ * in milliseconds: the config's "ceilings.pause", else
+ * SBX_PAUSE_MAX_DEFAULT_MS (one hour). c may be NULL (built-in).
+ */
+SBX_EXTERN uint64_t sbx_config_pause_ceiling_ms(const sbx_config *c);
+
+/**
  * Merges a request with a config, as sbx_sandbox_create() does: the
  * request's explicitly set values are checked against the ceilings and the
  * permitted images, backends and egress; unset values take the config's

@@ -505,7 +505,8 @@ SBX_EXTERN int sbx_sandbox_run_code(sbx_result **out,
 
 /* ===== Pause and resume ===== */
 
-/** How long a sandbox may stay paused by default, and at most. */
+/** How long a sandbox may stay paused: the built-in ceiling (the operator
+ * config's "ceilings.pause" replaces it), and the most any config may set. */
 #define SBX_PAUSE_MAX_DEFAULT_MS 3600000ULL
 #define SBX_PAUSE_MAX_MS 86400000ULL
 
@@ -527,14 +528,16 @@ SBX_EXTERN int sbx_sandbox_run_code(sbx_result **out,
  * deadline at the resume); another handle is refused with
  * SBX_EUNSUPPORTED. docs/backends.md says what a pause survives.
  *
- * @param max_ms the bound; 0: SBX_PAUSE_MAX_DEFAULT_MS (one hour); ^above
- *   SBX_PAUSE_MAX_MS (a day) is SBX_EINVALID.
+ * @param max_ms the bound; 0: the sandbox's pause ceiling, the operator
+ *   config's "ceilings.pause" it was created under (sbx_config_pause_ceiling_ms(),
+ *   SBX_PAUSE_MAX_DEFAULT_MS, one hour, without a config); ^above
+ *   SBX_PAUSE_MAX_MS (a day) is SBX_EINVALID; ^above the ceiling is
+ *   SBX_EDENIED naming ceilings.pause and the config file, nothing frozen.
  * Returns: 0, SBX_EINVALID, SBX_EPAUSED (already paused), SBX_ENOTFOUND
  * (gone, or at its deadline), SBX_EUNSUPPORTED (a backend or handle that
- * cannot pause), SBX_EDENIED (the bound is used up, or the host's record
- * cannot be written),
- * SBX_EENGINE, SBX_EUNAVAILABLE, SBX_ETIMEOUT, SBX_ECANCELED, SBX_ENOMEM,
- * SBX_ERROR.
+ * cannot pause), SBX_EDENIED (above the ceiling, the bound used up, or the
+ * host's record cannot be written), SBX_EENGINE, SBX_EUNAVAILABLE,
+ * SBX_ETIMEOUT, SBX_ECANCELED, SBX_ENOMEM, SBX_ERROR.
  */
 SBX_EXTERN int sbx_sandbox_pause(sbx_sandbox *s, uint64_t max_ms);
 

@@ -48,17 +48,22 @@ static int64_t inspect_paused(const char *id)
 	return r;
 }
 
-static sbx_sandbox *create(uint64_t life_ms)
+static sbx_sandbox *create_on(sbx_backend *b, uint64_t life_ms)
 {
 	sbx_policy *p = t_policy();
 	sbx_sandbox *s = NULL;
 
 	assert_int_equal(sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, life_ms), 0);
 	assert_int_equal(sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_RUN, life_ms), 0);
-	if (sbx_sandbox_create(&s, B, p) != 0)
+	if (sbx_sandbox_create(&s, b, p) != 0)
 		fail_msg("create: %s", sbx_error_last()->message);
 	sbx_policy_free(p);
 	return s;
+}
+
+static sbx_sandbox *create(uint64_t life_ms)
+{
+	return create_on(B, life_ms);
 }
 
 /* Waits (a wait for the clock, not a guess of speed) until time(NULL) >= t. */
@@ -338,7 +343,7 @@ static void test_engine_pause__dead_owner_reaped(void **state)
 		bo.no_reap_at_open = 1;
 		if (sbx_backend_open(&b, "docker", &bo) ||
 		    sbx_policy_set_timeout_ms(p, SBX_TIMEOUT_SANDBOX, 3600000) ||
-		    sbx_sandbox_create(&s, b, p) || sbx_sandbox_pause(s, SBX_PAUSE_MAX_MS))
+		    sbx_sandbox_create(&s, b, p) || sbx_sandbox_pause(s, 0))
 			_exit(1);
 		if (write(fds[1], sbx_sandbox_id(s), strlen(sbx_sandbox_id(s))) < 0)
 			_exit(1);
@@ -357,7 +362,8 @@ static void test_engine_pause__dead_owner_reaped(void **state)
 	assert_int_equal(inspect_paused(id), -1);
 }
 
-/* Close of a paused sandbox removes it; a bound over a day is refused. */
+/* Close of a paused sandbox removes it; a bound over a day is refused, and
+ * without a config one over the built-in ceiling (an hour). */
 static void test_engine_pause__close_removes_paused(void **state)
 {
 	sbx_sandbox *s = create(3600000);
@@ -367,7 +373,11 @@ static void test_engine_pause__close_removes_paused(void **state)
 	snprintf(id, sizeof(id), "%s", sbx_sandbox_id(s));
 	assert_int_equal(sbx_sandbox_pause(s, SBX_PAUSE_MAX_MS + 1), SBX_EINVALID);
 	assert_non_null(strstr(sbx_error_last()->message, "a day"));
-	assert_int_equal(sbx_sandbox_pause(s, SBX_PAUSE_MAX_MS), 0);
+	assert_int_equal(sbx_sandbox_pause(s, SBX_PAUSE_MAX_DEFAULT_MS + 1), SBX_EDENIED);
+	assert_non_null(strstr(sbx_error_last()->message, "ceilings.pause (3600 s)"));
+	assert_non_null(strstr(sbx_error_last()->message, "(built-in)"));
+	assert_int_equal(inspect_paused(id), 0);
+	assert_int_equal(sbx_sandbox_pause(s, SBX_PAUSE_MAX_DEFAULT_MS), 0);
 	assert_int_equal(inspect_paused(id), 1);
 	assert_int_equal(sbx_sandbox_close(s), 0);
 	assert_int_equal(inspect_paused(id), -1);
@@ -434,6 +444,43 @@ static void test_engine_pause__record_read_by_a_reaper_not_root(void **state)
 	assert_int_equal(sbx_sandbox_close(s), 0);
 }
 
+/* The operator's ceilings.pause bounds a pause: above it refused with
+ * nothing frozen, at it accepted, and no bound given is the ceiling (the
+ * record the reaper reads says so). It may lie above the built-in hour. */
+static void test_engine_pause__config_ceiling(void **state)
+{
+	static const char json[] = "{\"ceilings\": {\"pause\": 7200}}";
+	sbx_backend_options bo = SBX_BACKEND_OPTIONS_INIT;
+	struct sbx__paused r = {0};
+	sbx_config *c = NULL;
+	sbx_backend *b = NULL;
+	sbx_sandbox *s;
+	char id[80];
+
+	(void)state;
+	assert_int_equal(sbx_config_parse(&c, json, strlen(json), "pause-ceiling.json"), 0);
+	bo.config = c;
+	assert_int_equal(sbx_backend_open(&b, "docker", &bo), 0);
+	sbx_config_free(c);
+	s = create_on(b, 3600000);
+	snprintf(id, sizeof(id), "%s", sbx_sandbox_id(s));
+	assert_int_equal(sbx_sandbox_pause(s, 7200001), SBX_EDENIED);
+	assert_non_null(strstr(sbx_error_last()->message, "ceilings.pause (7200 s)"));
+	assert_non_null(strstr(sbx_error_last()->message, "pause-ceiling.json"));
+	assert_int_equal(inspect_paused(id), 0);
+	assert_int_equal(sbx_sandbox_pause(s, 0), 0);
+	assert_int_equal(inspect_paused(id), 1);
+	assert_int_equal(sbx__paused_read(id, &r), 1);
+	assert_int_equal(r.bound - r.at, 7200);
+	assert_int_equal(sbx_sandbox_resume(s), 0);
+	assert_int_equal(sbx_sandbox_pause(s, 7200000), 0);
+	assert_int_equal(sbx__paused_read(id, &r), 1);
+	assert_int_equal(r.bound - r.at, 7200);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+	assert_int_equal(inspect_paused(id), -1);
+	sbx_backend_free(b);
+}
+
 /* Only the creating handle can pause: another is refused, nothing frozen. */
 static void test_engine_pause__other_handle_refused(void **state)
 {
@@ -474,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_engine_pause__other_handle_refused),
 		cmocka_unit_test(test_engine_pause__pauses_add_up_to_the_bound),
 		cmocka_unit_test(test_engine_pause__record_read_by_a_reaper_not_root),
+		cmocka_unit_test(test_engine_pause__config_ceiling),
 	};
 
 	return cmocka_run_group_tests_name("engine_contract[docker] pause", tests, setup, teardown);

@@ -1522,6 +1522,126 @@ static void test_core_config__narrow_describe_origins(void **state)
 	sbx_policy_free(req);
 }
 
+/* ===== The pause ceiling ===== */
+
+/* ceilings.pause: seconds, at most a day; anything else refused naming the key. */
+static void test_core_config__pause_ceiling_parse(void **state)
+{
+	sbx_config *c;
+
+	(void)state;
+	assert_int_equal(sbx_config_pause_ceiling_ms(NULL), SBX_PAUSE_MAX_DEFAULT_MS);
+	c = parse_ok("{}");
+	assert_int_equal(sbx_config_pause_ceiling_ms(c), SBX_PAUSE_MAX_DEFAULT_MS);
+	sbx_config_free(c);
+	c = parse_ok("{\"ceilings\": {\"pause\": 600.5}}");
+	assert_int_equal(sbx_config_pause_ceiling_ms(c), 600500);
+	sbx_config_free(c);
+	c = parse_ok("{\"ceilings\": {\"pause\": 86400}}");
+	assert_int_equal(sbx_config_pause_ceiling_ms(c), SBX_PAUSE_MAX_MS);
+	sbx_config_free(c);
+	parse_bad("{\"ceilings\": {\"pause\": 86401}}", "ceilings.pause");
+	assert_msg("a day");
+	parse_bad("{\"ceilings\": {\"pause\": 86400.001}}", "ceilings.pause");
+	parse_bad("{\"ceilings\": {\"pause\": 0}}", "ceilings.pause");
+	parse_bad("{\"ceilings\": {\"pause\": -5}}", "ceilings.pause");
+	parse_bad("{\"ceilings\": {\"pause\": \"1h\"}}", "ceilings.pause");
+	parse_bad("{\"ceilings\": {\"pause\": [60]}}", "ceilings.pause");
+	/* A ceiling only: there is no default for a caller to leave unset. */
+	parse_bad("{\"defaults\": {\"pause\": 60}}", "defaults.pause");
+}
+
+/* The merge carries the ceiling into the policy; the check refuses above it. */
+static void test_core_config__pause_ceiling_apply(void **state)
+{
+	sbx_config *c = parse_ok("{\"ceilings\": {\"pause\": 600}}");
+	sbx_policy *req = policy(), *eff;
+
+	(void)state;
+	/* A policy no config has seen keeps the built-in hour. */
+	assert_int_equal(req->pause_max_ms, SBX_PAUSE_MAX_DEFAULT_MS);
+	eff = apply_ok(NULL, req);
+	assert_int_equal(eff->pause_max_ms, SBX_PAUSE_MAX_DEFAULT_MS);
+	sbx_policy_free(eff);
+	eff = apply_ok(c, req);
+	assert_int_equal(eff->pause_max_ms, 600000);
+	assert_int_equal(sbx__config_check_pause(c, eff->pause_max_ms, 600000), 0);
+	assert_int_equal(sbx__config_check_pause(c, eff->pause_max_ms, 600001), SBX_EDENIED);
+	assert_int_equal(sbx_error_last()->klass, SBX_ERRCLASS_POLICY);
+	assert_msg("ceilings.pause (600 s)");
+	assert_msg("600.001 s");
+	assert_msg(ORIGIN);
+	sbx_policy_free(eff);
+	/* The built-in ceiling is named as such. */
+	assert_int_equal(sbx__config_check_pause(NULL, SBX_PAUSE_MAX_DEFAULT_MS,
+						 SBX_PAUSE_MAX_DEFAULT_MS + 1),
+			 SBX_EDENIED);
+	assert_msg("ceilings.pause (3600 s)");
+	assert_msg("(built-in)");
+	sbx_policy_free(req);
+	sbx_config_free(c);
+}
+
+static void test_core_config__pause_ceiling_describe(void **state)
+{
+	sbx_config *c = parse_ok("{\"ceilings\": {\"pause\": 900}}");
+	json_t *j;
+
+	(void)state;
+	j = describe(NULL, NULL);
+	assert_int_equal(
+		json_integer_value(json_object_get(
+			json_object_get(json_object_get(j, "ceilings"), "pause"), "value")),
+		3600);
+	assert_string_equal(jstr(j, "ceilings", "pause", "origin"), "builtin");
+	json_decref(j);
+	j = describe(c, NULL);
+	assert_int_equal(
+		json_integer_value(json_object_get(
+			json_object_get(json_object_get(j, "ceilings"), "pause"), "value")),
+		900);
+	assert_string_equal(jstr(j, "ceilings", "pause", "origin"), ORIGIN);
+	json_decref(j);
+	sbx_config_free(c);
+}
+
+/* A narrowing config may lower the pause ceiling, never raise it. */
+static void test_core_config__narrow_pause_ceiling(void **state)
+{
+	const char *sysp = in_dir(state, "system.json"), *narp = in_dir(state, "narrow.json");
+	sbx_config *c;
+	json_t *j;
+
+	c = narrowed_ok(state, "{\"ceilings\": {\"pause\": 7200}}",
+			"{\"ceilings\": {\"pause\": 60}}");
+	assert_int_equal(sbx_config_pause_ceiling_ms(c), 60000);
+	j = describe(c, NULL);
+	assert_string_equal(jstr(j, "ceilings", "pause", "origin"), narp);
+	json_decref(j);
+	assert_int_equal(sbx__config_check_pause(c, sbx_config_pause_ceiling_ms(c), 61000),
+			 SBX_EDENIED);
+	assert_msg(narp);
+	sbx_config_free(c);
+	/* Left out: the system's, named as the system's. */
+	c = narrowed_ok(state, "{\"ceilings\": {\"pause\": 7200}}", "{}");
+	assert_int_equal(sbx_config_pause_ceiling_ms(c), 7200000);
+	j = describe(c, NULL);
+	assert_string_equal(jstr(j, "ceilings", "pause", "origin"), sysp);
+	json_decref(j);
+	sbx_config_free(c);
+	c = narrowed_ok(state, "{\"ceilings\": {\"pause\": 7200}}",
+			"{\"ceilings\": {\"pause\": 7200}}");
+	sbx_config_free(c);
+	narrowed_refused(state, "{\"ceilings\": {\"pause\": 7200}}",
+			 "{\"ceilings\": {\"pause\": 7201}}", "ceilings.pause");
+	assert_msg("above the system's ceilings.pause (7200 s)");
+	/* The built-in system config bounds it at its hour. */
+	narrowed_refused(state, NULL, "{\"ceilings\": {\"pause\": 3601}}", "ceilings.pause");
+	assert_msg("(3600 s)");
+	c = narrowed_ok(state, NULL, "{\"ceilings\": {\"pause\": 3600}}");
+	sbx_config_free(c);
+}
+
 static void test_core_config__load_null_out_refused(void **state)
 {
 	(void)state;
@@ -1660,6 +1780,10 @@ int main(void)
 		L(narrow_by_environment),
 		L(narrow_system_file_checked),
 		L(narrow_describe_origins),
+		T(pause_ceiling_parse),
+		T(pause_ceiling_apply),
+		T(pause_ceiling_describe),
+		L(narrow_pause_ceiling),
 		T(load_null_out_refused),
 		T(docs_name_every_key),
 		T(docs_examples_parse),
