@@ -83,6 +83,7 @@ struct cli_opts {
 	const char *timeout;
 	const char *create_timeout;
 	const char *lifetime;
+	const char *pause_max;		 /* pause --max */
 	const char *limit[SBX__LIMIT_N]; /* --cpus, --memory...: by sbx_limit_kind */
 	const char *tenant;
 	const char *workdir;

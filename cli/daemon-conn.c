@@ -699,7 +699,8 @@ static void do_pause(const struct conn *c, const struct cli_dreq *rq)
 		box_unref(bx);
 		return;
 	}
-	rc = rq->op == CLI_DOP_PAUSE ? sbx_sandbox_pause(bx->s, 0) : sbx_sandbox_resume(bx->s);
+	rc = rq->op == CLI_DOP_PAUSE ? sbx_sandbox_pause(bx->s, rq->max_ms)
+				     : sbx_sandbox_resume(bx->s);
 	pthread_mutex_unlock(&bx->run);
 	if (rc < 0)
 		reply_lib_error(c->fd);

@@ -430,10 +430,11 @@ int cli_daemon_exec(const struct cli_opts *o,
 
 int cli_daemon_kill(const char *id, int *code, char *msg, size_t size)
 {
-	return cli_daemon_on(id, "kill", code, msg, size);
+	return cli_daemon_on(id, "kill", 0, code, msg, size);
 }
 
-int cli_daemon_on(const char *id, const char *op, int *code, char *msg, size_t size)
+int cli_daemon_on(
+	const char *id, const char *op, uint64_t max_ms, int *code, char *msg, size_t size)
 {
 	json_t *req = json_pack("{s:s, s:s}", "op", op, "id", id), *root = NULL;
 	const char *m = NULL;
@@ -446,6 +447,12 @@ int cli_daemon_on(const char *id, const char *op, int *code, char *msg, size_t s
 	if (!req) {
 		*code = SBX_EINVALID;
 		snprintf(msg, size, "sandbox id is not UTF-8");
+		return -1;
+	}
+	if (max_ms && json_object_set_new(req, "max_ms", json_integer((json_int_t)max_ms)) < 0) {
+		*code = SBX_ENOMEM;
+		snprintf(msg, size, "out of memory");
+		json_decref(req);
 		return -1;
 	}
 	fd = dial(chosen);

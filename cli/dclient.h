@@ -61,8 +61,10 @@ int cli_exec_daemon(const struct cli_opts *o, int fd, json_t *req);
 /* kill: on a connection of its own to the daemon cli_daemon_open() chose.
  * -1 with *code and msg (the daemon's message, or why it did not answer). */
 int cli_daemon_kill(const char *id, int *code, char *msg, size_t size);
-/* As cli_daemon_kill, for op "kill", "pause" or "resume". */
-int cli_daemon_on(const char *id, const char *op, int *code, char *msg, size_t size);
+/* As cli_daemon_kill, for op "kill", "pause" or "resume"; max_ms is a
+ * pause's bound (0: the daemon sends none, and the ceiling applies). */
+int cli_daemon_on(
+	const char *id, const char *op, uint64_t max_ms, int *code, char *msg, size_t size);
 
 /* list: *rows the array of sandboxes (o->tenant's, or all). */
 int cli_daemon_list(const struct cli_opts *o, int fd, json_t **rows);

@@ -183,6 +183,12 @@ static int field(struct cli_dreq *rq, const char *key, json_t *v)
 		rq->timeout_ms = (uint64_t)json_integer_value(v);
 		return 0;
 	}
+	if (rq->op == CLI_DOP_PAUSE && strcmp(key, "max_ms") == 0) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0)
+			return -1;
+		rq->max_ms = (uint64_t)json_integer_value(v);
+		return 0;
+	}
 	if (ex && (strcmp(key, "stdin") == 0 || strcmp(key, "raw_output") == 0)) {
 		if (!json_is_boolean(v))
 			return -1;

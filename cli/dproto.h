@@ -52,6 +52,7 @@ struct cli_dreq {
 	size_t env_n;
 	const char *workdir;
 	uint64_t timeout_ms; /* exec */
+	uint64_t max_ms;     /* pause: its bound; 0: the ceiling */
 	int want_stdin, raw_output;
 	/* create: the options as text, as the command line gives them */
 	const char *image, *timeout, *create_timeout, *lifetime, *tier;

@@ -242,13 +242,14 @@ static const char usage_rm[] = "usage: sandboxio rm [--json] [--socket PATH] ID 
 			       "exit status is 125.\n";
 
 static const char usage_pause[] =
-	"usage: sandboxio pause ID\n"
+	"usage: sandboxio pause [--max DURATION] ID\n"
 	"       sandboxio resume ID\n"
 	"\n"
 	"pause freezes every process of a sandbox where it is (its memory and files\n"
-	"are kept, and its lifetime stops counting for at most an hour, after which\n"
-	"it is removed); resume thaws it with the lifetime it had left. Only the\n"
-	"handle that created a sandbox can, so these go through the daemon\n"
+	"are kept, and its lifetime stops counting for at most --max, after which it\n"
+	"is removed); resume thaws it with the lifetime it had left. --max defaults\n"
+	"to the operator config's ceilings.pause (1 h), and one above it is refused.\n"
+	"Only the handle that created a sandbox can, so these go through the daemon\n"
 	"(sandboxio daemon) for a sandbox it created; any other is refused, and so\n"
 	"is a sandbox with a run in flight.\n";
 

@@ -60,7 +60,8 @@ enum opt_id {
 	O_INTERACTIVE,
 	O_TTY,
 	O_DAEMON,
-	O_NO_DAEMON
+	O_NO_DAEMON,
+	O_MAX
 };
 
 #define BIT(id) (1ull << (id))
@@ -107,6 +108,7 @@ static const struct opt opts[] = {
 	{"tty", O_TTY, 0},
 	{"daemon", O_DAEMON, 1},
 	{"no-daemon", O_NO_DAEMON, 0},
+	{"max", O_MAX, 1},
 };
 
 #define M_COMMON                                                                                   \
@@ -133,8 +135,9 @@ static unsigned long long mask_for(enum cli_cmd cmd)
 	case CMD_EXEC:
 		return M_COMMON | M_RUN | BIT(O_TIMEOUT) | BIT(O_ENV) | BIT(O_WORKDIR) |
 		       BIT(O_STDIN) | BIT(O_INTERACTIVE) | BIT(O_TTY);
-	case CMD_RM:
 	case CMD_PAUSE:
+		return M_COMMON | BIT(O_MAX);
+	case CMD_RM:
 	case CMD_RESUME:
 		return M_COMMON;
 	case CMD_LS:
@@ -303,6 +306,9 @@ static int store(struct cli_opts *o, enum opt_id id, const char *val)
 		break;
 	case O_NO_DAEMON:
 		o->no_daemon = 1;
+		break;
+	case O_MAX:
+		o->pause_max = val;
 		break;
 	}
 	return 0;

@@ -78,8 +78,8 @@ static const char usage_serve[] =
 	"                       outputs travel unencrypted\n"
 	"  --max-timeout S      ceiling of a sandbox's timeout; default 3600 s\n"
 	"  --pause-max S        how long a paused sandbox is kept before it is removed\n"
-	"                       (its timeout does not count while paused); default 1 h,\n"
-	"                       at most 24 h\n"
+	"                       (its timeout does not count while paused); default and\n"
+	"                       most: the operator config's ceilings.pause (1 h)\n"
 	"  --max-connections N  connections served at once (a thread each); default 1024\n"
 	"  --max-client-connections N\n"
 	"                       of those, from one client address; default 64\n"
@@ -702,7 +702,7 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 	sbx_backend *b = NULL;
 	char key[SERVE_KEY_MAX + 1] = "", err[512], *image = NULL;
 	uint64_t max_ms = (uint64_t)SERVE_DEFAULT_MAX_TIMEOUT_S * 1000;
-	uint64_t pause_ms = SBX_PAUSE_MAX_DEFAULT_MS;
+	uint64_t pause_ms = 0;
 	sbx_tier tier = SBX_TIER_CONTAINER;
 	unsigned max_conns = SERVE_DEFAULT_MAX_CONNS, max_client = SERVE_DEFAULT_MAX_CLIENT_CONNS;
 	unsigned auth_s = SERVE_DEFAULT_AUTH_TIMEOUT_S, transfer_s = SERVE_DEFAULT_TRANSFER_S;
@@ -813,6 +813,20 @@ int cmd_serve(struct cli_opts *o, int argc, char **argv, int i)
 	rc = cli_config_load(o, &cfg);
 	if (rc)
 		goto out;
+	if (pause_ms > sbx_config_pause_ceiling_ms(cfg)) {
+		uint64_t ceil = sbx_config_pause_ceiling_ms(cfg);
+
+		cli_print_error(o, SBX_EDENIED,
+				"serve: --pause-max '%.32s' is above ceilings.pause (%llu %s) in "
+				"config %s",
+				a.pause_max, (unsigned long long)(ceil % 1000 ? ceil : ceil / 1000),
+				ceil % 1000 ? "ms" : "s",
+				sbx_config_source(cfg) ? sbx_config_source(cfg) : "(built-in)");
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	if (!pause_ms)
+		pause_ms = sbx_config_pause_ceiling_ms(cfg);
 	/* serve makes sandboxes as create does: the same init lookup and
 	 * orphan reaping at open (cli/backend.c decides by command). */
 	as_create = *o;

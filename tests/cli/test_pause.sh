@@ -3,7 +3,9 @@
 # which holds the handles of the sandboxes it created: a paused sandbox's
 # exec fails at once saying so, a file and the lifetime survive, resume
 # makes it run again; without the daemon a pause is refused (no handle of
-# the creator) and nothing is frozen; rm removes a paused sandbox.
+# the creator) and nothing is frozen; pause --max above the operator's
+# ceilings.pause is refused, at it accepted, and so is serve --pause-max
+# above it; rm removes a paused sandbox.
 #
 # Needs dockerd and the built command; starts its own daemon on a socket in
 # a temporary directory. Waits are for events (the ready line), each under
@@ -85,6 +87,34 @@ D resume "$id" && [ "$(state "$id")" = running ] && ok "resume: running" || bad 
 D resume "$id" 2>"$work/err"
 [ $? -eq 125 ] && grep -q "not paused" "$work/err" && ok "resume of a running sandbox: refused" ||
 	bad "resume running" "$(cat "$work/err")"
+
+# The operator's ceilings.pause (built-in: an hour) bounds --max.
+D pause --max 2h "$id" 2>"$work/err"
+[ $? -eq 125 ] && grep -q "ceilings.pause (3600 s)" "$work/err" && [ "$(state "$id")" = running ] &&
+	ok "pause --max above the ceiling: refused, naming it, nothing frozen" ||
+	bad "pause --max above the ceiling" "$(cat "$work/err")"
+D pause --max soon "$id" 2>"$work/err"
+[ $? -eq 125 ] && grep -q -- "--max 'soon'" "$work/err" && [ "$(state "$id")" = running ] &&
+	ok "pause --max that is no duration: refused, naming it" ||
+	bad "pause --max soon" "$(cat "$work/err")"
+D pause --max 1h "$id" && [ "$(state "$id")" = paused ] && ok "pause --max at the ceiling: paused" ||
+	bad "pause --max 1h" "$(state "$id")"
+D resume "$id" && [ "$(state "$id")" = running ] || bad "resume after pause --max"
+
+# serve --pause-max above the ceiling is refused at start, before it serves.
+"$CLI" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$work/key" --pause-max 2h \
+	>"$work/out" 2>"$work/err"
+[ $? -eq 125 ] && grep -q -- "--pause-max '2h' is above ceilings.pause (3600 s)" "$work/err" &&
+	grep -q "(built-in)" "$work/err" && [ ! -s "$work/out" ] &&
+	ok "serve --pause-max above the built-in ceiling: refused at start" ||
+	bad "serve --pause-max 2h" "$(cat "$work/err")"
+printf '{"ceilings": {"pause": 60}}\n' >"$work/narrow.json"
+chmod 600 "$work/narrow.json"
+"$CLI" --config "$work/narrow.json" serve --api e2b --listen 127.0.0.1:0 --api-key-file "$work/key" \
+	--pause-max 2m >"$work/out" 2>"$work/err"
+[ $? -eq 125 ] && grep -q "ceilings.pause (60 s) in config $work/narrow.json" "$work/err" &&
+	[ ! -s "$work/out" ] && ok "serve --pause-max above a config's lower ceiling: refused, naming the file" ||
+	bad "serve --pause-max 2m under a config" "$(cat "$work/err")"
 
 D pause "$id" && D rm "$id" && [ -z "$(state "$id")" ] && ok "rm removes a paused sandbox" ||
 	bad "rm paused"

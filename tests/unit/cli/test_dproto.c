@@ -111,6 +111,19 @@ static void requests(void **state)
 	cli_dreq_free(&rq);
 	assert_int_equal(parse("{\"op\":\"kill\",\"id\":\"abc\"}", &rq, err), 0);
 	cli_dreq_free(&rq);
+	/* pause: its bound, in ms (none: 0, the ceiling); only a pause has one */
+	assert_int_equal(parse("{\"op\":\"pause\",\"id\":\"abc\",\"max_ms\":7200000}", &rq, err),
+			 0);
+	assert_int_equal(rq.max_ms, 7200000);
+	cli_dreq_free(&rq);
+	assert_int_equal(parse("{\"op\":\"pause\",\"id\":\"abc\"}", &rq, err), 0);
+	assert_int_equal(rq.max_ms, 0);
+	cli_dreq_free(&rq);
+	assert_int_equal(parse("{\"op\":\"pause\",\"id\":\"a\",\"max_ms\":-1}", &rq, err), -1);
+	assert_non_null(strstr(err, "\"max_ms\""));
+	assert_int_equal(parse("{\"op\":\"pause\",\"id\":\"a\",\"max_ms\":\"1h\"}", &rq, err), -1);
+	assert_int_equal(parse("{\"op\":\"resume\",\"id\":\"a\",\"max_ms\":1000}", &rq, err), -1);
+	assert_non_null(strstr(err, "\"max_ms\""));
 
 	/* refusals, each naming the problem */
 	assert_int_equal(parse("[]", &rq, err), -1);
