@@ -36,6 +36,15 @@ static size_t on_data(char *d, size_t sz, size_t nm, void *arg)
 	return sz * nm;
 }
 
+/* The engine the library under test talks to: DOCKER_HOST's unix socket
+ * (tests/contract/run-podman.sh points it at Podman), else dockerd's. */
+const char *t_engine_socket(void)
+{
+	const char *h = getenv("DOCKER_HOST");
+
+	return h && strncmp(h, "unix://", 7) == 0 && h[7] ? h + 7 : "/var/run/docker.sock";
+}
+
 json_t *t_engine_get(const char *path, long *status)
 {
 	return t_engine_request("GET", path, NULL, status);
@@ -51,7 +60,7 @@ json_t *t_engine_request(const char *method, const char *path, const char *body,
 
 	*status = 0;
 	snprintf(url, sizeof(url), "http://localhost/v1.41%s", path);
-	curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, "/var/run/docker.sock");
+	curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, t_engine_socket());
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
@@ -82,7 +91,7 @@ char *t_engine_text(const char *method, const char *path, long *status)
 
 	*status = 0;
 	snprintf(url, sizeof(url), "http://localhost/v1.41%s", path);
-	curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, "/var/run/docker.sock");
+	curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, t_engine_socket());
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);

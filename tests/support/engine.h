@@ -9,6 +9,8 @@
 #include <jansson.h>
 #include <sandboxio.h>
 
+/* The engine's unix socket: DOCKER_HOST's when it is unix://PATH, else dockerd's. */
+const char *t_engine_socket(void);
 /* GET path on the Engine; returns the decoded JSON (caller decrefs) or NULL,
  * with *status set (0 when the daemon could not be reached). */
 json_t *t_engine_get(const char *path, long *status);
