@@ -212,6 +212,10 @@ int sbx__docker_check_image_volumes(json_t *image_inspect,
 /* The seccomp profile given to every sandbox, as compact JSON; free() it. */
 char *sbx__seccomp_profile_json(void);
 
+/* engine/image.c: the vtable's image_exists and import_image. */
+int sbx__docker_image_exists(void *state, const char *ref);
+int sbx__docker_import_image(void *state, const char *tar_path, const char *ref);
+
 /* The docker backend's table (backends/registry.c opens it). */
 extern const struct sbx__backend_ops sbx__docker_ops;
 

@@ -7,8 +7,9 @@
  * labels and owner (sbx__docker_reap_list() judged by core's sbx__reap(),
  * dry run), exec inspect's exit code
  * (exec_exit_code()) and the daemon's /info (refuse_debug_daemon()), in
- * engine/exec.c, an image import's progress stream (d_import_image(), which
- * uploads a small temporary file), all through sbx__docker_call()'s JSON decoding; and the
+ * engine/exec.c, an image import's progress stream (sbx__docker_import_image()
+ * in engine/image.c, which uploads a small temporary file), all through
+ * sbx__docker_call()'s JSON decoding; and the
  * Engine's multiplexed stream of a docker exec with the init's frames in
  * it (demux() in engine/exec.c).
  *
@@ -158,7 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)refuse_debug_daemon(&dk);
 		break;
 	default:
-		(void)d_import_image(&dk, tar, "sandboxio/fuzz:1");
+		(void)sbx__docker_import_image(&dk, tar, "sandboxio/fuzz:1");
 		break;
 	}
 	sbx_policy_free(p);
