@@ -50,6 +50,14 @@ struct sbx__docker {
 	char boot_id[40];
 	char *hosts_file;  /* resolves allowlist names instead of the host's resolver; NULL: none */
 	char *egress_path; /* the name checker (sbx-egress) for allow_host entries; NULL: none */
+	/* The engine's flavour (engine/podman.c): Podman, rootless or not, the
+	 * host's cgroup version as it reports it, and its socket's owner. */
+	int podman;
+	int rootless;
+	int cgroup_v1;
+	int crun_v1; /* its default runtime is crun, which refuses cgroup v1 hosts */
+	uid_t engine_uid;
+	gid_t engine_gid;
 };
 
 struct sbx__chan;
@@ -215,6 +223,29 @@ char *sbx__seccomp_profile_json(void);
 /* engine/image.c: the vtable's image_exists and import_image. */
 int sbx__docker_image_exists(void *state, const char *ref);
 int sbx__docker_import_image(void *state, const char *tar_path, const char *ref);
+
+/* engine/podman.c: where Podman's compatible API differs. */
+/* Reads the flavour, rootless or not and the cgroup version from info, the
+ * answer of /info, into d. */
+int sbx__engine_flavour(struct sbx__docker *d, json_t *info);
+/* Refuses, naming what is missing, what Podman (rootless or not) cannot give p. */
+int sbx__podman_check(const struct sbx__docker *d, const sbx_policy *p);
+/* Writes profile to the session's own file (0600, the engine's user's) and
+ * puts its path in path. */
+int sbx__podman_seccomp_write(const struct sbx__docker *d,
+			      const char *session,
+			      const char *profile,
+			      char *path,
+			      size_t len);
+/* The engine on socket sock in words ("Podman 4.3.1, rootless, cgroup v1,
+ * runtime runc", "Docker Engine 24.0.7"), for `sandboxio doctor`. */
+int sbx__engine_describe(const char *sock, char *out, size_t len);
+/* Removes the session's profile file; gone already is fine. Never fails. */
+void sbx__podman_seccomp_remove(const char *session);
+/* Removes the profile files of sessions alive() says are gone (0). Call
+ * under sbx__uid_lock(), which a create holds from writing its file until
+ * its container exists. Returns how many. */
+int sbx__podman_sweep(int (*alive)(const char *session, void *payload), void *payload);
 
 /* The docker backend's table (backends/registry.c opens it). */
 extern const struct sbx__backend_ops sbx__docker_ops;

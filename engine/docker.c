@@ -174,6 +174,8 @@ static int d_open(const sbx_backend_options *o, void **state)
 	d->egress_path = sbx__egress_path(d->init_path); /* NULL: checked when needed */
 	if (rc == 0)
 		rc = sbx__docker_call(d, "GET", "/info", NULL, 0, &status, &info);
+	if (rc == 0)
+		rc = sbx__engine_flavour(d, info);
 	if (rc < 0) {
 		d_free(d);
 		return rc;
@@ -211,7 +213,7 @@ static int d_check(void *state, const sbx_policy *p)
 	if (d->init_error[0])
 		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE, "%s", d->init_error);
 
-	if ((rc = sbx__docker_tier_check(d, p)) < 0)
+	if ((rc = sbx__podman_check(d, p)) < 0 || (rc = sbx__docker_tier_check(d, p)) < 0)
 		return rc;
 	if (p->allow_n) {
 		int v6_ok = 0;
@@ -315,15 +317,18 @@ static json_t *create_body(struct sbx__docker *d,
 			   const char *session,
 			   time_t deadline,
 			   unsigned uid,
-			   int disk)
+			   int disk,
+			   const char *profile_file)
 {
-	_sbx_cleanup_free_ char *profile = sbx__seccomp_profile_json();
+	_sbx_cleanup_free_ char *profile = profile_file ? NULL : sbx__seccomp_profile_json();
 	_sbx_cleanup_free_ char *seccomp = NULL, *bind = NULL, *resolv = NULL;
 	char deadline_s[32], user[32], home = 0;
 	json_t *body, *hc, *env, *labels;
 	int64_t shm = 0;
 
-	if (!profile || asprintf(&seccomp, "seccomp=%s", profile) < 0 ||
+	/* dockerd takes the profile's JSON; Podman a file's path (engine/podman.c). */
+	if ((!profile && !profile_file) ||
+	    asprintf(&seccomp, "seccomp=%s", profile_file ? profile_file : profile) < 0 ||
 	    asprintf(&bind, "%s:" SBX_INIT_MOUNT ":ro", d->init_path) < 0 ||
 	    asprintf(&resolv, "%s:/etc/resolv.conf:ro", d->resolv_path) < 0)
 		return NULL;
@@ -375,6 +380,15 @@ static json_t *create_body(struct sbx__docker *d,
 		json_decref(hc);
 		return NULL;
 	}
+	/* Podman gives a container RLIMIT_NPROC 1048576 unless told, which a
+	 * host without CAP_SYS_RESOURCE cannot set (the runtime's start fails).
+	 * The sandbox's uid is its own: one above the pids cap, so that the
+	 * cgroup's cap is the one that binds (and its events count the hit). */
+	if (d->podman)
+		json_array_append_new(json_object_get(hc, "Ulimits"),
+				      json_pack("{s:s,s:I,s:I}", "Name", "nproc", "Soft",
+						(json_int_t)p->limit[SBX_LIMIT_PIDS] + 1, "Hard",
+						(json_int_t)p->limit[SBX_LIMIT_PIDS] + 1));
 	/* The init's stdio is its run channel (engine/attach.c): stdin stays open. */
 	body = json_pack("{s:s, s:[s,s,s,s,s], s:[], s:s, s:s, s:o, s:o, s:b, s:b, s:b, s:b,"
 			 " s:b, s:b, s:b, s:s, s:o}",
@@ -479,7 +493,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	uint64_t deadline = sbx__mono_ms() + p->timeout_ms[SBX_TIMEOUT_CREATE];
 	time_t made_deadline;
 	unsigned char rnd[6];
-	char session[32], path[512];
+	char session[32], path[512], seccomp_file[320];
 	json_t *warn;
 	struct sbx__docker_box *b;
 	struct sbx__chan *chan = NULL;
@@ -504,7 +518,7 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	if (rc == SBX_ENOTFOUND)
 		return sbx__error_set(SBX_ENOTFOUND, SBX_ERRCLASS_ENGINE,
 				      "image %s is not present: build the default image with "
-				      "'sandboxio image build', or load or pull %s into dockerd",
+				      "'sandboxio image build', or load or pull %s into the engine",
 				      p->image, p->image);
 	if (rc < 0)
 		return rc;
@@ -525,17 +539,36 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	rc = sbx__uid_pick(d, &uid);
 	if (rc < 0)
 		return rc;
+	if (d->podman) {
+		_sbx_cleanup_free_ char *profile = sbx__seccomp_profile_json();
+
+		if (!profile)
+			return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "out of memory");
+		rc = sbx__podman_seccomp_write(d, session, profile, seccomp_file,
+					       sizeof(seccomp_file));
+		if (rc < 0)
+			return sbx__error_wrap("write the sandbox's seccomp profile for Podman");
+	}
 	made_deadline = time(NULL) + (time_t)(p->timeout_ms[SBX_TIMEOUT_SANDBOX] / 1000 ?: 1);
-	body = create_body(d, p, session, made_deadline, uid, disk);
-	if (!body)
+	body = create_body(d, p, session, made_deadline, uid, disk,
+			   d->podman ? seccomp_file : NULL);
+	if (!body) {
+		if (d->podman)
+			sbx__podman_seccomp_remove(session);
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_ENGINE, "build create request");
+	}
 	if (p->allow_n)
 		sbx__docker_egress_apply(&plan, body);
 	snprintf(path, sizeof(path), "/containers/create?name=%s", session);
 	rc = sbx__docker_call(d, "POST", path, body, left_ms(deadline), &status, &resp);
 	close(SBX_STEAL_FD(&lock));
-	if (rc < 0)
+	if (rc < 0) {
+		if (d->podman)
+			sbx__podman_seccomp_remove(session);
 		return sbx__error_wrap("create sandbox");
+	}
+	/* Without an Id, Podman's mark stays for the sweep: a container may
+	 * exist under the session's name. */
 	if (!json_is_string(json_object_get(resp, "Id")))
 		return sbx__error_set(SBX_EENGINE, SBX_ERRCLASS_ENGINE,
 				      "create sandbox: the Engine's answer has no Id");
@@ -638,6 +671,8 @@ rollback : {
 		sbx__netpolicy_detach(session);
 	if (disk_made)
 		sbx__disk_remove(session);
+	if (d->podman)
+		sbx__podman_seccomp_remove(session);
 	if (marked)
 		sbx__mark_remove(session);
 	sbx__error_restore(&saved, rc);
@@ -785,6 +820,9 @@ static int d_destroy(void *state, void *box)
 	/* Only once the container is gone: then nothing holds the disk. */
 	if (b->disk && rc == 0)
 		rc = sbx__disk_remove(b->session);
+	/* Podman's profile file (engine/podman.c), then the mark, last. */
+	if (((struct sbx__docker *)state)->podman && rc == 0)
+		sbx__podman_seccomp_remove(b->session);
 	if ((b->disk || b->netpolicy) && rc == 0)
 		sbx__mark_remove(b->session);
 	d_release(state, b);

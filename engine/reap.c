@@ -125,6 +125,9 @@ int sbx__docker_reap_remove(void *state, const struct sbx__reap_item *item)
 	/* A removed sandbox's disk goes with it. */
 	if (session && (item->extra_flags & REAP_DISK) && sbx__disk_remove(session) < 0)
 		sbx__error_clear();
+	/* Podman's profile file (engine/podman.c), before the mark. */
+	if (session && ((struct sbx__docker *)state)->podman)
+		sbx__podman_seccomp_remove(session);
 	if (session)
 		sbx__mark_remove(session);
 	return 0;
@@ -140,6 +143,18 @@ void sbx__docker_reap_sweep(void *state)
 	(void)sbx__disk_sweep(session_alive, state);
 	/* Records of paused sandboxes that are gone. */
 	sbx__paused_sweep(session_alive, state);
+	/* Podman's profile files (engine/podman.c) of sessions that are gone,
+	 * under the uid lock, which a create holds from writing its file until
+	 * its container exists. */
+	if (((struct sbx__docker *)state)->podman) {
+		int lock = sbx__uid_lock(sbx__mono_ms() + 10000);
+
+		if (lock >= 0) {
+			(void)sbx__podman_sweep(session_alive, state);
+			close(lock);
+		}
+		sbx__error_clear();
+	}
 	/* Last: the marks of this engine's sessions that are gone. */
 	(void)sbx__mark_sweep(session_alive, state, ((struct sbx__docker *)state)->http.sock);
 }
