@@ -37,6 +37,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "engine/docker-int.h"
 #include "util/json-text.h"
 
 extern char **environ;
@@ -765,8 +766,16 @@ int cmd_doctor(const struct cli_opts *o)
 		check(&d, LV_FAIL, "image", "not checked: the daemon does not answer");
 		check(&d, LV_FAIL, "sandbox", "not checked: the daemon does not answer");
 	} else {
-		check(&d, LV_OK, "daemon", "answers on %s (libsandboxio %s)", cli_socket_path(o),
-		      sbx_version());
+		char engine[160] = "";
+
+		/* Which engine: Docker's, or Podman's compatible API (engine/podman.c). */
+		if (sbx__engine_describe(cli_socket_path(o), engine, sizeof(engine)) < 0) {
+			snprintf(engine, sizeof(engine), "engine not described: %s",
+				 sbx_error_last()->message);
+			sbx_error_clear();
+		}
+		check(&d, LV_OK, "daemon", "answers on %s (libsandboxio %s): %s",
+		      cli_socket_path(o), sbx_version(), engine);
 		img = sbx_backend_image_exists(b, CLI_DEFAULT_IMAGE);
 		if (img == 1) {
 			check(&d, LV_OK, "image", CLI_DEFAULT_IMAGE " is present");

@@ -169,7 +169,7 @@ int cli_image_build(const struct cli_opts *o, sbx_backend *b, const char *recipe
 		 recipe);
 	rc = run_script(o, script, recipe, tar);
 	if (rc == 0 && !cli_signal_pending()) {
-		cli_warn("importing %s into dockerd...", ref);
+		cli_warn("importing %s into the engine...", ref);
 		if (sbx_backend_import_image(b, tar, ref) < 0) {
 			cli_print_lib_error(o);
 			rc = CLI_EXIT_FAIL;
