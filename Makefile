@@ -173,6 +173,12 @@ $(B)/tests/contract/%: tests/contract/%.c $(B)/libsandboxio.a $(TEST_SUPPORT)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(B)/libsandboxio.a $(LIBS) $(TEST_LIBS)
 
+# The local engine on Podman, rootful and rootless (tests/contract/run-podman.sh;
+# as root, with podman installed by scripts/setup.sh).
+contract-podman: $(CONTRACT_BIN) $(B)/sandboxio build/sbx-init build/sbx-resolv.conf
+	SANDBOXIO_INIT=$(CURDIR)/build/sbx-init SBX_CLI=$(CURDIR)/$(B)/sandboxio \
+		bash tests/contract/run-podman.sh $(B)
+
 unit: $(UNIT_BIN) build/sbx-init build/sbx-resolv.conf
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
 	@echo "== $(B)/tests/unit/init/test_init_chan under gVisor (runsc do)"
@@ -265,6 +271,8 @@ check: headertest format-check check-layers check-returns check-sizes
 	tests/scripts/test_docker_runtime.sh
 	$(MAKE) pkg-check
 	$(MAKE) test
+	if command -v podman >/dev/null; then $(MAKE) contract-podman; \
+	else echo "contract-podman: skipped, podman is not installed (scripts/setup.sh)"; fi
 	$(MAKE) python-test
 	$(MAKE) abi-check
 	$(MAKE) SAN=address,undefined test
@@ -436,7 +444,7 @@ deb-check:
 clean:
 	rm -rf build
 
-.PHONY: all unit contract test headertest format format-check abi-check check check-vm bench fuzz \
+.PHONY: all unit contract contract-podman test headertest format format-check abi-check check check-vm bench fuzz \
 	fuzz-smoke install pkg-check man deb deb-check clean fresh-check check-layers check-returns \
 	check-sizes python-test
 # Dependency files of this tree's builds only: not of the copies and root file

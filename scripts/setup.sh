@@ -20,7 +20,10 @@ cd "$(dirname "$0")/.."
 # kernel with AppArmor enabled (Debian's, by default); runsc is gVisor, the
 # gvisor tier's runtime; openssl makes the test CA and certificates of the
 # canaries' HTTPS (tests/contract/test_docker_egress_names.c, bench/egress.c),
-# whose responder links libssl-dev. Node.js and npm (for the official SDKs) are
+# whose responder links libssl-dev; podman, uidmap (newuidmap for its
+# rootless service), slirp4netns, fuse-overlayfs and catatonit are the
+# Podman engine that tests/contract/run-podman.sh runs the suite on, rootful
+# and rootless (make contract-podman). Node.js and npm (for the official SDKs) are
 # installed below only when missing, since a Node.js from elsewhere may
 # already provide npm.
 PKGS="build-essential pkg-config git ca-certificates clang-format clang libclang-rt-14-dev
@@ -31,6 +34,7 @@ libnl-3-dev libnl-route-3-dev libnftables-dev libseccomp-dev libcap-dev
 docker.io mmdebstrap iproute2 nftables util-linux mount procps curl e2fsprogs
 python3 python3-docker python3-grpcio python3-protobuf python3-pytest
 hyperfine crun stress-ng runsc apparmor
+podman uidmap slirp4netns fuse-overlayfs catatonit
 debhelper dh-python dpkg-dev lintian groff-base man-db systemd"
 
 SUDO=""

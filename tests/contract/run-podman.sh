@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# tests/contract/run-podman.sh: the local engine on Podman (docs/backends.md,
+# "Podman"), rootful and rootless, each `podman system service` started here
+# on a socket under a temporary directory and pointed at with DOCKER_HOST.
+#
+# Rootful (as root, runtime runc: crun refuses this host's cgroup v1
+# hierarchy): the default image is loaded from dockerd (`docker save |
+# podman load`) unless Podman has it, then the contract suite of the six
+# controls (test_controls), the teardown suite, the pools' suite and the
+# official E2B SDK's basic flow through `sandboxio serve --api e2b`
+# (tests/sdk/run-e2b.sh, e2b.mjs) run against it, and `sandboxio doctor`
+# must name Podman.
+#
+# Rootless (as an unprivileged user made here, with subuid and subgid
+# ranges of its own and an XDG_RUNTIME_DIR): doctor must say rootless, and
+# every create that needs what rootless Podman cannot give is refused
+# naming what is missing (an allowlist: the host's network namespace and
+# nftables; on a cgroup v1 host: the caps; on cgroup v2: the sandbox's own
+# host uid, outside the ids it maps), with no container left behind.
+#
+# usage: run-podman.sh BUILD_DIR   (BUILD_DIR holds sandboxio and tests/)
+set -euo pipefail
+
+B=${1:?usage: run-podman.sh BUILD_DIR}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CLI=${SBX_CLI:-$ROOT/$B/sandboxio}
+export SANDBOXIO_INIT=${SANDBOXIO_INIT:-$ROOT/build/sbx-init}
+IMAGE=sandboxio/python:3.11
+USER_RL=sbx-podman-rl
+TMP=$(mktemp -d /tmp/sbx-podman.XXXXXX)
+chmod 0755 "$TMP"
+PIDS=()
+pass=0
+fail=0
+
+cleanup() {
+	for p in "${PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null || true
+	done
+	for p in "${PIDS[@]}"; do
+		wait "$p" 2>/dev/null || true
+	done
+	# The rootless service leaves a pause process (catatonit) holding its
+	# user namespace, named in its runtime directory.
+	local pp
+	pp=$(cat "/run/$USER_RL/libpod/tmp/pause.pid" 2>/dev/null || true)
+	if [ -n "$pp" ] && [ "$(cat "/proc/$pp/comm" 2>/dev/null)" = catatonit ]; then
+		kill "$pp" 2>/dev/null || true
+	fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+ok() {
+	pass=$((pass + 1))
+	echo "ok   $*"
+}
+bad() {
+	fail=$((fail + 1))
+	echo "FAIL $*"
+}
+
+if ! command -v podman >/dev/null; then
+	echo "run-podman: podman is not installed (scripts/setup.sh installs it)" >&2
+	exit 1
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "run-podman: needs root (a rootful service, a user for the rootless one)" >&2
+	exit 1
+fi
+
+# Starts a service and waits until it answers /_ping. $1: socket; the rest:
+# the command that serves it.
+start_service() {
+	local sock=$1
+	shift
+	# In a directory of its own: conmon marks an OOM-killed container with
+	# a file "oom" in its working directory.
+	(cd "$TMP" && exec "$@") >"$sock.log" 2>&1 &
+	PIDS+=($!)
+	for _ in $(seq 1 600); do
+		if curl -fsS --unix-socket "$sock" http://d/_ping >/dev/null 2>&1; then
+			return 0
+		fi
+		if ! kill -0 "${PIDS[-1]}" 2>/dev/null; then
+			echo "run-podman: the service on $sock exited:" >&2
+			cat "$sock.log" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+	echo "run-podman: the service on $sock never answered" >&2
+	return 1
+}
+
+# Whether a container labelled as ours is listed on the engine at $1.
+ours_left() {
+	curl -fsS --unix-socket "$1" \
+		'http://d/v1.41/containers/json?all=1&filters=%7B%22label%22%3A%5B%22io.sandboxio.managed-by%3Dsandboxio%22%5D%7D' |
+		python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'
+}
+
+# ===== Rootful =====
+ROOTFUL=$TMP/rootful.sock
+start_service "$ROOTFUL" podman --runtime runc system service --time=0 "unix://$ROOTFUL"
+export DOCKER_HOST=unix://$ROOTFUL
+# Rootful services share Podman's storage: what was there before is not ours.
+before=$(ours_left "$ROOTFUL")
+if ! podman --url "$DOCKER_HOST" image exists "$IMAGE"; then
+	docker save "$IMAGE" | podman --url "$DOCKER_HOST" load >/dev/null
+fi
+out=$("$CLI" doctor 2>&1 || true)
+if grep -q 'Podman 4\?[0-9.]*.*rootful' <<<"$out"; then
+	ok "rootful: doctor names Podman, rootful"
+else
+	bad "rootful: doctor does not name rootful Podman: $out"
+fi
+for t in test_controls test_docker_teardown test_docker_pool; do
+	echo "== $B/tests/contract/$t on rootful Podman"
+	if SBX_CLI=$CLI "$ROOT/$B/tests/contract/$t"; then
+		ok "rootful: $t"
+	else
+		bad "rootful: $t"
+	fi
+done
+# The E2B-compatible server under the official SDK's basic flow.
+echo "== tests/sdk/run-e2b.sh (e2b.mjs) on rootful Podman"
+if SBX_E2B_SCRIPTS=e2b.mjs SBX_E2B_FLAVOUR_SCRIPTS= SBX_E2B_NOROOT_SCRIPTS= SBX_CLI=$CLI \
+	bash "$ROOT/tests/sdk/run-e2b.sh"; then
+	ok "rootful: the E2B SDK's basic flow through sandboxio serve"
+else
+	bad "rootful: the E2B SDK's basic flow through sandboxio serve"
+fi
+n=$(ours_left "$ROOTFUL")
+[ "$n" = "$before" ] && ok "rootful: no sandbox left" ||
+	bad "rootful: $((n - before)) sandboxes left"
+left=$(find /run/sandboxio/seccomp -name 'sbx-*.json' 2>/dev/null | wc -l)
+[ "$left" = "$before" ] && ok "rootful: no seccomp profile file left" ||
+	bad "rootful: $((left - before)) seccomp profile files left"
+
+# ===== Rootless =====
+if ! id "$USER_RL" >/dev/null 2>&1; then
+	useradd --system --create-home --shell /usr/sbin/nologin "$USER_RL"
+fi
+for f in /etc/subuid /etc/subgid; do
+	if ! grep -q "^$USER_RL:" "$f" 2>/dev/null; then
+		# 65536 ids above every range already handed out (and below the
+		# sandboxes' own range, engine/docker-int.h).
+		start=$(awk -F: 'BEGIN{m=200000} {e=$2+$3; if (e>m) m=e} END{print m}' "$f" 2>/dev/null || echo 200000)
+		echo "$USER_RL:$start:65536" >>"$f"
+	fi
+done
+# A runtime directory that stays: rootless Podman records it in its
+# database at the first start and uses that one from then on.
+RL_RUN=/run/$USER_RL
+install -d -m 0700 -o "$USER_RL" "$RL_RUN"
+ROOTLESS=$RL_RUN/podman.sock
+rm -f "$ROOTLESS"
+start_service "$ROOTLESS" runuser -u "$USER_RL" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+	HOME="$(getent passwd "$USER_RL" | cut -d: -f6)" XDG_RUNTIME_DIR="$RL_RUN" \
+	podman system service --time=0 "unix://$ROOTLESS"
+export DOCKER_HOST=unix://$ROOTLESS
+out=$("$CLI" doctor 2>&1 || true)
+if grep -q 'Podman.*rootless' <<<"$out"; then
+	ok "rootless: doctor names rootless Podman"
+else
+	bad "rootless: doctor does not name rootless Podman: $out"
+fi
+# An image of another name than the default, which the command would
+# build first: the refusal comes before any image is looked at.
+RL_IMAGE=localhost/sbx-podman-refused:none
+out=$("$CLI" run --image "$RL_IMAGE" --allow-cidr 198.18.8.2/32 -- true 2>&1) && rc=0 || rc=$?
+if [ "$rc" != 0 ] && grep -q "network namespace and nftables" <<<"$out"; then
+	ok "rootless: an allowlist is refused naming what is missing"
+else
+	bad "rootless: an allowlist was not refused as it should be (exit $rc): $out"
+fi
+if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+	want="outside the ids rootless Podman maps"
+else
+	want="cannot set memory, CPU or pids caps"
+fi
+out=$("$CLI" run --image "$RL_IMAGE" -- true 2>&1) && rc=0 || rc=$?
+if [ "$rc" != 0 ] && grep -q "$want" <<<"$out"; then
+	ok "rootless: a create is refused naming what is missing ($want)"
+else
+	bad "rootless: a create was not refused as it should be (exit $rc): $out"
+fi
+n=$(ours_left "$ROOTLESS")
+[ "$n" = 0 ] && ok "rootless: no sandbox left" || bad "rootless: $n sandboxes left"
+
+echo "run-podman: $pass passed, $fail failed"
+[ "$fail" = 0 ]
