@@ -7,8 +7,10 @@
  * labels and owner (sbx__docker_reap_list() judged by core's sbx__reap(),
  * dry run), exec inspect's exit code
  * (exec_exit_code()) and the daemon's /info (refuse_debug_daemon()), in
- * engine/exec.c, an image import's progress stream (sbx__docker_import_image()
- * in engine/image.c, which uploads a small temporary file), all through
+ * engine/exec.c, the engine's flavour from /info and /version
+ * (sbx__engine_describe() over sbx__engine_flavour(), engine/podman.c), an
+ * image import's progress stream (sbx__docker_import_image() in
+ * engine/image.c, which uploads a small temporary file), all through
  * sbx__docker_call()'s JSON decoding; and the
  * Engine's multiplexed stream of a docker exec with the init's frames in
  * it (demux() in engine/exec.c).
@@ -156,7 +158,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)exec_exit_code(&dk, "0123456789ab");
 		break;
 	case 5:
-		(void)refuse_debug_daemon(&dk);
+		if (data[0] & 0x40) {
+			char out[160];
+
+			/* The same answer read as /info and as /version. */
+			if (sbx__engine_describe(dk.http.sock, out, sizeof(out)) == 0 &&
+			    !memchr(out, '\0', sizeof(out)))
+				abort();
+		} else {
+			(void)refuse_debug_daemon(&dk);
+		}
 		break;
 	default:
 		(void)sbx__docker_import_image(&dk, tar, "sandboxio/fuzz:1");
