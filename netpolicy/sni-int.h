@@ -61,6 +61,17 @@ int sbx__sni_tls(const uint8_t *p, size_t n, struct sbx__sni *out);
  */
 int sbx__sni_http(const uint8_t *p, size_t n, struct sbx__sni *out);
 
+/*
+ * Whether the first bytes a TLS server sends, p[0..n), open with a
+ * HelloRetryRequest (RFC 8446 4.1.3: a ServerHello whose random is the
+ * fixed value of a retry): 1 it does, 0 it does not, -1 too few bytes to
+ * tell (SBX_TLS_HRR_LEN are enough). After a retry the client sends a
+ * second ClientHello, which could present another name: the name checker
+ * ends such a connection rather than let a second hello by unchecked.
+ */
+#define SBX_TLS_HRR_LEN 43
+int sbx__tls_is_hrr(const uint8_t *p, size_t n);
+
 /* The name of an answer, for messages and the audit ("found", "ech", ...). */
 const char *sbx__sni_result_name(int rc);
 

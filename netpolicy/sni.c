@@ -490,3 +490,22 @@ const char *sbx__sni_result_name(int rc)
 		return "unknown";
 	}
 }
+
+int sbx__tls_is_hrr(const uint8_t *p, size_t n)
+{
+	/* SHA-256 of "HelloRetryRequest" (RFC 8446 4.1.3). */
+	static const uint8_t retry[32] = {0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11,
+					  0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+					  0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e,
+					  0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c};
+
+	/* A handshake record (22) whose first message is a ServerHello (2):
+	 * record header 5, message header 4, legacy version 2, random 32. */
+	if (n >= 1 && p[0] != 22)
+		return 0;
+	if (n >= 6 && p[5] != 2)
+		return 0;
+	if (n < SBX_TLS_HRR_LEN)
+		return -1;
+	return memcmp(p + 11, retry, sizeof(retry)) == 0;
+}

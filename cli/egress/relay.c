@@ -232,8 +232,37 @@ struct conn {
 	size_t pend_n;
 	unsigned long long credit; /* HTTP: bytes of the current request still allowed */
 	unsigned long long up, down;
+	/* TLS: the server's first bytes, until they tell whether it asks for
+	 * a second ClientHello (sbx__tls_is_hrr), which is never let through. */
+	uint8_t srv[SBX_TLS_HRR_LEN];
+	size_t srv_n;
+	int srv_known;
 	struct sbx__egress_verdict v;
 };
+
+/* TLS: whether the server's bytes buf[0..n) so far ask for a second
+ * ClientHello; -1 (and k->v says so) when they do. */
+static int tls_server_bytes(struct conn *k, const uint8_t *buf, size_t n)
+{
+	size_t take = sizeof(k->srv) - k->srv_n;
+	int hrr;
+
+	if (k->v.http || k->srv_known)
+		return 0;
+	if (take > n)
+		take = n;
+	memcpy(k->srv + k->srv_n, buf, take);
+	k->srv_n += take;
+	hrr = sbx__tls_is_hrr(k->srv, k->srv_n);
+	if (hrr < 0)
+		return 0;
+	k->srv_known = 1;
+	if (hrr == 0)
+		return 0;
+	k->v.verdict = SBX_EGRESS_REFUSE;
+	k->v.reason = "hello-retry";
+	return -1;
+}
 
 /* HTTP: forwards what the requests checked so far allow, and checks each
  * next head. 0, or -1 when one is refused (c->v says why). */
@@ -291,7 +320,8 @@ static int relay(struct conn *k)
 			if (n <= 0) {
 				u_eof = 1;
 				shutdown(k->c, SHUT_WR);
-			} else if (write_all(k->c, buf, (size_t)n) < 0) {
+			} else if (tls_server_bytes(k, buf, (size_t)n) < 0 ||
+				   write_all(k->c, buf, (size_t)n) < 0) {
 				rc = -1;
 			} else {
 				k->down += (unsigned long long)n;

@@ -12,6 +12,10 @@ int canary__tls_ready(void);
 /* Serves one HTTPS request on accepted fd; fills the server name and Host
  * it saw ("" when none). 0, or -1 when the handshake failed. */
 int canary__tls_serve(int fd, const char *canary_name, char *sni, size_t sl, char *host, size_t hl);
+/* The same on CANARY_HTTPS_RETRY_PORT: P-256 only, so that a client with
+ * another key share is asked for a second hello. */
+int canary__tls_serve_retry(
+	int fd, const char *canary_name, char *sni, size_t sl, char *host, size_t hl);
 /* The Host header's name (without a port) of an HTTP request head. */
 void canary__http_host(const char *req, char *host, size_t len);
 

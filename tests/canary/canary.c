@@ -420,9 +420,21 @@ static void count_any(int fd, struct shm *m, int i)
 		bump(m, i, CANARY_ANY);
 }
 
-enum { F_STOP, F_HTTP1, F_HTTP2, F_ECHO, F_DNS, F_ICMP4, F_ICMP6, F_ANY, F_HTTPS, F_N };
+enum {
+	F_STOP,
+	F_HTTP1,
+	F_HTTP2,
+	F_ECHO,
+	F_DNS,
+	F_ICMP4,
+	F_ICMP6,
+	F_ANY,
+	F_HTTPS,
+	F_HTTPS_RETRY,
+	F_N
+};
 
-static void serve_https(int lfd, struct shm *m, int i, const char *name)
+static void serve_https(int lfd, struct shm *m, int i, const char *name, int retry)
 {
 	char sni[256], host[256];
 	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -432,7 +444,8 @@ static void serve_https(int lfd, struct shm *m, int i, const char *name)
 	bump(m, i, CANARY_TCP);
 	/* Blocking for the handshake, bounded by the socket's timeouts. */
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	if (canary__tls_serve(fd, name, sni, sizeof(sni), host, sizeof(host)) == 0) {
+	if ((retry ? canary__tls_serve_retry : canary__tls_serve)(fd, name, sni, sizeof(sni), host,
+								  sizeof(host)) == 0) {
 		record_name(m, i, "sni", sni);
 		record_name(m, i, "host", host);
 	}
@@ -464,8 +477,10 @@ static int canary_child(const struct canary *c, int i, struct shm *m, int stop_f
 		int tls = canary__tls_ready();
 		if (tls < 0)
 			return 1;
-		if (tls)
+		if (tls) {
 			p[F_HTTPS].fd = listen_on(SOCK_STREAM, CANARY_HTTPS_PORT, NULL);
+			p[F_HTTPS_RETRY].fd = listen_on(SOCK_STREAM, CANARY_HTTPS_RETRY_PORT, NULL);
+		}
 	}
 	p[F_ICMP4].fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_ICMP);
 	p[F_ICMP6].fd = socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_ICMPV6);
@@ -481,7 +496,7 @@ static int canary_child(const struct canary *c, int i, struct shm *m, int stop_f
 	    bind(p[F_ANY].fd, (struct sockaddr *)&ll, sizeof(ll)) < 0)
 		return 1;
 	for (int k = 1; k < F_N; k++)
-		if (p[k].fd < 0 && k != F_HTTPS)
+		if (p[k].fd < 0 && k != F_HTTPS && k != F_HTTPS_RETRY)
 			return 1;
 	if (write(ready_fd, "1", 1) != 1)
 		return 1;
@@ -502,7 +517,9 @@ static int canary_child(const struct canary *c, int i, struct shm *m, int stop_f
 		if (p[F_HTTP2].revents & POLLIN)
 			serve_http(p[F_HTTP2].fd, m, i, c->name);
 		if (p[F_HTTPS].revents & POLLIN)
-			serve_https(p[F_HTTPS].fd, m, i, c->name);
+			serve_https(p[F_HTTPS].fd, m, i, c->name, 0);
+		if (p[F_HTTPS_RETRY].revents & POLLIN)
+			serve_https(p[F_HTTPS_RETRY].fd, m, i, c->name, 1);
 		if (p[F_ECHO].revents & POLLIN)
 			serve_echo(p[F_ECHO].fd, m, i);
 		if (p[F_DNS].revents & POLLIN)

@@ -36,6 +36,9 @@ enum canary_proto {
 };
 
 #define CANARY_HTTPS_PORT 443
+/* HTTPS that accepts only the P-256 group: a client whose first hello
+ * offers another key share gets a HelloRetryRequest. */
+#define CANARY_HTTPS_RETRY_PORT 8443
 #define CANARY_HTTP_PORT 80
 #define CANARY_HTTP_PORT2 8080
 #define CANARY_ECHO_PORT 7

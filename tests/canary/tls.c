@@ -23,7 +23,7 @@
 #include "canary/canary.h"
 
 static char cert_path[512], key_path[512], docroot[512];
-static SSL_CTX *ctx;
+static SSL_CTX *ctx, *ctx_retry;
 
 void canary_tls_docroot(const char *dir)
 {
@@ -90,8 +90,12 @@ int canary__tls_ready(void)
 	if (ctx)
 		return 1;
 	ctx = SSL_CTX_new(TLS_server_method());
+	ctx_retry = SSL_CTX_new(TLS_server_method());
 	if (!ctx || SSL_CTX_use_certificate_chain_file(ctx, cert_path) != 1 ||
-	    SSL_CTX_use_PrivateKey_file(ctx, key_path, SSL_FILETYPE_PEM) != 1)
+	    SSL_CTX_use_PrivateKey_file(ctx, key_path, SSL_FILETYPE_PEM) != 1 || !ctx_retry ||
+	    SSL_CTX_use_certificate_chain_file(ctx_retry, cert_path) != 1 ||
+	    SSL_CTX_use_PrivateKey_file(ctx_retry, key_path, SSL_FILETYPE_PEM) != 1 ||
+	    SSL_CTX_set1_groups_list(ctx_retry, "P-256") != 1)
 		return -1;
 	return 1;
 }
@@ -116,7 +120,27 @@ void canary__http_host(const char *req, char *host, size_t len)
 	}
 }
 
+static int tls_serve(SSL_CTX *with,
+		     int fd,
+		     const char *canary_name,
+		     char *sni,
+		     size_t sl,
+		     char *host,
+		     size_t hl);
+
 int canary__tls_serve(int fd, const char *canary_name, char *sni, size_t sl, char *host, size_t hl)
+{
+	return tls_serve(ctx, fd, canary_name, sni, sl, host, hl);
+}
+
+int canary__tls_serve_retry(
+	int fd, const char *canary_name, char *sni, size_t sl, char *host, size_t hl)
+{
+	return tls_serve(ctx_retry, fd, canary_name, sni, sl, host, hl);
+}
+
+static int tls_serve(
+	SSL_CTX *with, int fd, const char *canary_name, char *sni, size_t sl, char *host, size_t hl)
 {
 	struct timeval tv = {.tv_sec = 5};
 	char req[4096], resp[512];
@@ -128,7 +152,7 @@ int canary__tls_serve(int fd, const char *canary_name, char *sni, size_t sl, cha
 	sni[0] = host[0] = '\0';
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	ssl = SSL_new(ctx);
+	ssl = SSL_new(with);
 	if (!ssl)
 		return -1;
 	SSL_set_fd(ssl, fd);

@@ -661,6 +661,40 @@ static void test_egress_names__one_audit_event_per_connection(void **state)
 }
 
 /*
+ * A server that answers the first ClientHello with a HelloRetryRequest gets
+ * a second hello, which could present another name than the first: the
+ * checker resets the connection as the retry comes, and the audit says so.
+ * The canary's CANARY_HTTPS_RETRY_PORT accepts only P-256, so the client's
+ * first hello (its X25519 key share) is answered with a retry; without the
+ * check the handshake would go on and the probe would get the page.
+ */
+static void test_egress_names__hello_retry_reset(void **state)
+{
+	struct fx *f = *state;
+	const struct canary *c;
+	char port[16], key[160];
+	json_t *evs;
+	char *out;
+	sbx_sandbox *s;
+
+	NEED_READY();
+	c = canary_get(f->c, 0);
+	s = names_sandbox(f->b);
+	snprintf(port, sizeof(port), "%d", CANARY_HTTPS_RETRY_PORT);
+	{
+		const char *q[] = {"tls", c->addr4, port, NAME_OK, NULL};
+		out = tls_probe(s, q);
+	}
+	snprintf(key, sizeof(key), "tls %s %s " NAME_OK, c->addr4, port);
+	expect_refused(out, key);
+	free(out);
+	evs = wait_egress_events(sbx_sandbox_id(s), 1);
+	event_for(evs, CANARY_HTTPS_RETRY_PORT, "refused", "hello-retry");
+	json_decref(evs);
+	assert_int_equal(sbx_sandbox_close(s), 0);
+}
+
+/*
  * The checker holds only what it needs: no descriptor its starter left open
  * (a file this test opened without close-on-exec, the library's Engine
  * connections), no capability and no way back to one; and a connection a
@@ -993,6 +1027,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_egress_names__allowed_name_passes_other_names_reset),
 		cmocka_unit_test(test_egress_names__one_audit_event_per_connection),
+		cmocka_unit_test(test_egress_names__hello_retry_reset),
 		cmocka_unit_test(test_egress_names__checker_holds_only_its_own),
 		cmocka_unit_test(test_egress_names__udp_to_a_name_refused),
 		cmocka_unit_test(test_egress_names__pip_installs_from_the_allowed_index),

@@ -64,6 +64,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	last = malloc(sizeof(*last));
 	if (!o || !last)
 		abort();
+	/* The server's side: once told, more bytes never change the answer. */
+	{
+		int told = -1;
+
+		for (n = 0; n <= size && n <= SBX_TLS_HRR_LEN; n++) {
+			int h = sbx__tls_is_hrr(data, n);
+
+			if (h < -1 || h > 1 || (told >= 0 && h != told))
+				abort();
+			if (h >= 0)
+				told = h;
+		}
+	}
 	for (n = size < step ? size : step;; n = n + step < size ? n + step : size) {
 		rc = http ? sbx__sni_http(data, n, o) : sbx__sni_tls(data, n, o);
 		check(o, rc, n, http);

@@ -482,6 +482,32 @@ static void test_netpolicy_sni__http_refusals(void **state)
 	       SBX_SNI_MALFORMED, "NUL");
 }
 
+/* A server's first bytes: a HelloRetryRequest is told from a ServerHello
+ * only by its random (RFC 8446 4.1.3); too few bytes say so. */
+static void test_netpolicy_sni__hello_retry_told(void **state)
+{
+	static const uint8_t retry[32] = {0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11,
+					  0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+					  0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e,
+					  0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c};
+	uint8_t b[64] = {22, 3, 3, 0, 58, 2, 0, 0, 54, 3, 3};
+
+	(void)state;
+	memcpy(b + 11, retry, sizeof(retry));
+	assert_int_equal(sbx__tls_is_hrr(b, sizeof(b)), 1);
+	assert_int_equal(sbx__tls_is_hrr(b, SBX_TLS_HRR_LEN), 1);
+	for (size_t n = 6; n < SBX_TLS_HRR_LEN; n++)
+		assert_int_equal(sbx__tls_is_hrr(b, n), -1);
+	b[42] ^= 1; /* an ordinary ServerHello's random */
+	assert_int_equal(sbx__tls_is_hrr(b, sizeof(b)), 0);
+	b[42] ^= 1;
+	b[5] = 11; /* not a ServerHello first */
+	assert_int_equal(sbx__tls_is_hrr(b, 6), 0);
+	b[5] = 2;
+	b[0] = 21; /* an alert */
+	assert_int_equal(sbx__tls_is_hrr(b, 1), 0);
+}
+
 static void test_netpolicy_sni__http_bounded(void **state)
 {
 	size_t n = SBX_SNI_MAX + 10;
@@ -511,6 +537,7 @@ int main(void)
 		cmocka_unit_test(test_netpolicy_sni__http_host),
 		cmocka_unit_test(test_netpolicy_sni__http_refusals),
 		cmocka_unit_test(test_netpolicy_sni__http_bounded),
+		cmocka_unit_test(test_netpolicy_sni__hello_retry_told),
 	};
 
 	return cmocka_run_group_tests_name("netpolicy_sni", tests, NULL, NULL);
