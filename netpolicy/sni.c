@@ -446,6 +446,11 @@ int sbx__sni_http(const uint8_t *p, size_t n, struct sbx__sni *out)
 	out->head_len = pos + 2;
 	if (cl && te)
 		return say(out, SBX_SNI_MALFORMED, "both Content-Length and Transfer-Encoding");
+	/* A server that takes no body on GET or HEAD would read one as the
+	 * next request, with a Host this reader never checked. */
+	if ((te || (cl && out->body_len > 0)) &&
+	    ((n >= 4 && !memcmp(p, "GET ", 4)) || (n >= 5 && !memcmp(p, "HEAD ", 5))))
+		return say(out, SBX_SNI_MALFORMED, "a body on GET or HEAD");
 	if (te)
 		out->body_len = -1;
 	if (has_abs && hosts) {

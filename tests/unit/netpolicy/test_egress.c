@@ -133,7 +133,7 @@ static void test_egress_decide__ech_refused_with_an_allowed_outer_name(void **st
 
 static void test_egress_decide__http_host(void **state)
 {
-	static const char ok[] = "GET / HTTP/1.1\r\nHost: pkg.canary.test:443\r\n"
+	static const char ok[] = "POST / HTTP/1.1\r\nHost: pkg.canary.test:443\r\n"
 				 "Content-Length: 5\r\n\r\nhello";
 	struct sbx__egress_verdict v;
 

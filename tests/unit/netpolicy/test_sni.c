@@ -461,6 +461,12 @@ static void test_netpolicy_sni__http_refusals(void **state)
 		{"GET / http/1.1\r\nHost: a.canary.test\r\n\r\n", "HTTP/1.0 or HTTP/1.1"},
 		{"GET  / HTTP/1.1\r\nHost: a.canary.test\r\n\r\n", "request line"},
 		{"G(T / HTTP/1.1\r\n", "not an HTTP"},
+		/* A second request hidden as a body a server may not read as one. */
+		{"GET / HTTP/1.1\r\nHost: a.canary.test\r\nContent-Length: 37\r\n\r\n"
+		 "GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+		 "a body on GET"},
+		{"HEAD / HTTP/1.1\r\nHost: a.canary.test\r\nContent-Length: 5\r\n\r\n",
+		 "a body on GET or HEAD"},
 		{"\x16\x03\x01", "not an HTTP"},
 		{"GET / HTTP/1.1\r\nHost: a.canary.test\r\nContent-Length: 1\r\nContent-Length: "
 		 "1\r\n\r\n",
