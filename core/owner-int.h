@@ -13,6 +13,8 @@
 
 #include <sys/types.h>
 
+#include "util/proc.h"
+
 struct sbx__owner {
 	char host[65];
 	char boot[40];
@@ -29,9 +31,6 @@ struct sbx__owner {
 
 /* This process as the owner of a new sandbox (pid 0 when detached). */
 void sbx__owner_self(struct sbx__owner *o, int detached);
-
-/* The start time of pid (field 22 of /proc/PID/stat). Returns 0 or -errno. */
-int sbx__proc_start_time(pid_t pid, unsigned long long *out);
 
 /*
  * Judges one sandbox from the strings recorded with it (any may be NULL).

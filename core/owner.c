@@ -14,38 +14,7 @@
 #include <sandboxio.h>
 
 #include "core/owner-int.h"
-
-int sbx__proc_start_time(pid_t pid, unsigned long long *out)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long v;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	/* comm may hold spaces and parentheses: fields resume after the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p)
-		return -EINVAL;
-	p++;
-	for (int field = 3; field < 22; field++) {
-		p = strchr(p + 1, ' ');
-		if (!p)
-			return -EINVAL;
-	}
-	if (sscanf(p, " %llu", &v) != 1)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
+#include "util/proc.h"
 
 static void read_boot_id(char *dst, size_t n)
 {

@@ -40,6 +40,7 @@
 #include "netpolicy/netpolicy-int.h"
 #include "util/cleanup.h"
 #include "util/error-int.h"
+#include "util/proc.h"
 #include "util/time.h"
 
 /* How long a checker may take to listen, when the caller gives no deadline,
@@ -52,31 +53,15 @@ static int pidfd_open_(pid_t pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
-/* Field 22 of /proc/PID/stat (the start time), and whether its name is
- * sbx-egress. Returns 0, or -1 when the process is gone. */
+/* The start time of pid, and whether its name is sbx-egress. Returns 0,
+ * or -1 when the process is gone. */
 static int proc_start(pid_t pid, unsigned long long *start, int *is_checker)
 {
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd;
+	char comm[32];
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (sbx__proc_stat(pid, start, comm, sizeof(comm)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	*is_checker = strstr(buf, " (sbx-egress) ") != NULL;
-	p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	p++;
-	for (int field = 2; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, "%llu", start) != 1)
-		return -1;
+	*is_checker = strcmp(comm, "sbx-egress") == 0;
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 #include "cli/egress/egress.h"
 #include "core/audit-int.h"
 #include "netpolicy/sni-int.h"
+#include "util/proc.h"
 
 /* Hang guards, not bounds on speed: a client that connects and sends
  * nothing, and an address that never answers. */
@@ -148,24 +149,7 @@ int egress_record(const struct egress_cfg *c,
 
 int egress_self_start(unsigned long long *start)
 {
-	char buf[1024], *p;
-	ssize_t n;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	p++;
-	for (int field = 2; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	return p && sscanf(p, "%llu", start) == 1 ? 0 : -1;
+	return sbx__proc_start_time(getpid(), start) < 0 ? -1 : 0;
 }
 
 void egress_reset(int fd)
