@@ -7,6 +7,9 @@
 # init (SANDBOXIO_INIT, build/sbx-init unless given) and the counters.
 #   ok TEXT              a case passed
 #   bad TEXT [LINE...]   a case failed: its lines, then what BAD_SHOWS names
+#   daemon_up ARGS...    starts "$CLI" ARGS (a daemon's command line) with the
+#                        init ($INIT when set), sets daemon_pid, waits for its
+#                        ready line; returns 1 saying why when it did not start
 # A suite ends with: echo "$passed passed, $failed failed"
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -43,4 +46,16 @@ bad() {
 		echo "     status=${status:-} body: $(head -c 600 "$work/body" 2>/dev/null | tr '\n' '|')"
 		;;
 	esac
+}
+
+daemon_up() {
+	SANDBOXIO_INIT=${INIT:-${SANDBOXIO_INIT:-}} "$CLI" "$@" >"$work/dout" 2>"$work/derr" &
+	daemon_pid=$!
+	for _ in $(seq 600); do # a hang guard, not a timing
+		grep -qx ready "$work/dout" 2>/dev/null && return 0
+		kill -0 "$daemon_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "FAIL the daemon did not start: $(cat "$work/derr")"
+	return 1
 }

@@ -48,17 +48,7 @@ for s in json.load(sys.stdin):
 }
 trap cleanup EXIT
 
-SANDBOXIO_INIT=$INIT "$CLI" daemon --socket "$sock" >"$work/dout" 2>"$work/derr" &
-daemon_pid=$!
-for _ in $(seq 600); do # a hang guard, not a timing
-	grep -qx ready "$work/dout" 2>/dev/null && break
-	kill -0 "$daemon_pid" 2>/dev/null || break
-	sleep 0.1
-done
-grep -qx ready "$work/dout" || {
-	echo "daemon did not start: $(cat "$work/derr")"
-	exit 1
-}
+daemon_up daemon --socket "$sock" || exit 1
 id=$(D create --tenant "$T-a" --lifetime 900) || {
 	echo "create failed"
 	exit 1

@@ -12,27 +12,14 @@
 # a hang guard. Exits non-zero when a check failed.
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-CLI=${SBX_CLI:-$root/build/sandboxio}
-INIT=${SANDBOXIO_INIT:-$root/build/sbx-init}
-unset SANDBOXIO_INIT SANDBOXIO_CONFIG SANDBOXIO_DAEMON SANDBOXIO_HOSTS_FILE DOCKER_HOST
-unset SANDBOXIO_BACKEND
 T=pause-$$
-work=$(mktemp -d "${TMPDIR:-/tmp}/sbx-pause-test.XXXXXX")
+WORK_NAME=sbx-pause-test
+. "$(dirname "$0")/lib.sh"
+INIT=${SANDBOXIO_INIT:-$root/build/sbx-init}
+unset SANDBOXIO_INIT SANDBOXIO_DAEMON SANDBOXIO_HOSTS_FILE DOCKER_HOST
+unset SANDBOXIO_BACKEND
 sock=$work/run/d.sock
 daemon_pid=
-passed=0
-failed=0
-ok() {
-	passed=$((passed + 1))
-	echo "ok   $1"
-}
-bad() {
-	failed=$((failed + 1))
-	echo "FAIL $1"
-	[ $# -gt 1 ] && echo "     $2"
-}
 cleanup() {
 	if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
 		kill -TERM "$daemon_pid"
@@ -50,17 +37,7 @@ D() { SANDBOXIO_DAEMON=$sock "$CLI" "$@"; }
 N() { SANDBOXIO_INIT=$INIT "$CLI" --no-daemon "$@"; }
 state() { docker inspect -f '{{.State.Status}}' "$1" 2>/dev/null; }
 
-SANDBOXIO_INIT=$INIT "$CLI" daemon --socket "$sock" >"$work/dout" 2>"$work/derr" &
-daemon_pid=$!
-for _ in $(seq 600); do # a hang guard, not a timing
-	grep -qx ready "$work/dout" 2>/dev/null && break
-	kill -0 "$daemon_pid" 2>/dev/null || break
-	sleep 0.1
-done
-grep -qx ready "$work/dout" || {
-	echo "FAIL the daemon did not start: $(cat "$work/derr")"
-	exit 1
-}
+daemon_up daemon --socket "$sock" || exit 1
 
 id=$(D create --tenant "$T" --lifetime 3600)
 [ -n "$id" ] && ok "create through the daemon" || bad "create"
