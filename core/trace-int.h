@@ -61,6 +61,19 @@ struct sbx__span {
 void sbx__tracer_open(struct sbx__tracer **out,
 		      const struct sbx__span_sink *sink,
 		      const char *traceparent);
+/*
+ * The same from the settings text of another tracer (sbx__tracer_text), not
+ * from the environment: sbx-egress, which has none, exports with what its
+ * starter's tracer had. *out is NULL when text names no http(s) URL.
+ */
+void sbx__tracer_open_text(struct sbx__tracer **out,
+			   const struct sbx__span_sink *sink,
+			   const char *text,
+			   const char *traceparent);
+/* t's exporter settings as text (lines; header values included, so the
+ * text goes only to a process of ours, never through a sandbox); NULL when
+ * t is NULL or they cannot be written as lines. Owned by t. */
+const char *sbx__tracer_text(const struct sbx__tracer *t);
 /* Sends what is left for at most SBX_TRACE_CLOSE_MS, then frees. */
 void sbx__tracer_free(struct sbx__tracer *t);
 uint64_t sbx__tracer_dropped(const struct sbx__tracer *t);

@@ -42,6 +42,7 @@ struct sbx__tracer {
 	int sampled;
 	int redact_ids[MAX_HEADERS];
 	int nredact;
+	char *text; /* the exporter's settings for a child process; NULL: none */
 };
 
 /* ===== Configuration ===== */
@@ -172,6 +173,80 @@ int sbx__traceparent_parse(const char *tp, char trace_id[33], char span_id[17], 
 	return 1;
 }
 
+/*
+ * The settings as lines, for a process of ours that exports spans of its
+ * own (sbx-egress, given them on a descriptor): "url U", "service S",
+ * "timeout N", then "header Name: value" each. NULL when a value holds a
+ * line break (such a URL or service name could not be read back).
+ */
+static char *config_text(const struct sbx__span_sink_config *cfg)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int bad = strpbrk(cfg->url, "\r\n") || strpbrk(cfg->service_name, "\r\n");
+
+	if (!f)
+		return NULL;
+	fprintf(f, "url %s\nservice %s\ntimeout %ld\n", cfg->url, cfg->service_name,
+		cfg->timeout_ms);
+	for (size_t i = 0; cfg->headers && cfg->headers[i]; i++)
+		fprintf(f, "header %s\n", cfg->headers[i]);
+	if (fclose(f) != 0 || bad) {
+		if (text)
+			explicit_bzero(text, len);
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* The tracer of cfg: its header values registered with the redactor, the
+ * exporter opened, the caller's parent kept. */
+static void tracer_start(struct sbx__tracer **out,
+			 const struct sbx__span_sink *sink,
+			 const struct sbx__span_sink_config *cfg,
+			 const char *traceparent)
+{
+	struct sbx__tracer *t = calloc(1, sizeof(*t));
+
+	*out = NULL;
+	if (!t)
+		return;
+	for (size_t i = 0; cfg->headers && cfg->headers[i]; i++) {
+		const char *v = strchr(cfg->headers[i], ':') + 2;
+
+		if (strlen(v) >= SBX_REDACT_FORM_MIN && t->nredact < MAX_HEADERS) {
+			int id = sbx__redact_register(v, strlen(v));
+
+			if (id > 0)
+				t->redact_ids[t->nredact++] = id;
+		}
+	}
+	t->sink = sink;
+	t->text = config_text(cfg);
+	if (sink->open(&t->exp, cfg) < 0) {
+		for (int i = 0; i < t->nredact; i++)
+			sbx__redact_unregister(t->redact_ids[i]);
+		if (t->text)
+			explicit_bzero(t->text, strlen(t->text));
+		free(t->text);
+		free(t);
+		return;
+	}
+	if (!sbx__traceparent_parse(traceparent, t->trace_id, t->span_id, &t->sampled))
+		t->trace_id[0] = t->span_id[0] = '\0';
+	*out = t;
+}
+
+static void free_headers(char **headers, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		explicit_bzero(headers[i], strlen(headers[i]));
+		free(headers[i]);
+	}
+}
+
 void sbx__tracer_open(struct sbx__tracer **out,
 		      const struct sbx__span_sink *sink,
 		      const char *traceparent)
@@ -180,7 +255,6 @@ void sbx__tracer_open(struct sbx__tracer **out,
 	const char *ep, *sdk = env("OTEL_SDK_DISABLED"), *exporter = env("OTEL_TRACES_EXPORTER");
 	const char *tmo = env("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT");
 	char *headers[MAX_HEADERS + 1] = {0}, *url = NULL;
-	struct sbx__tracer *t;
 	size_t nh = 0;
 
 	*out = NULL;
@@ -203,44 +277,55 @@ void sbx__tracer_open(struct sbx__tracer **out,
 		free(url);
 		return;
 	}
-	t = calloc(1, sizeof(*t));
-	if (!t) {
-		free(url);
-		return;
-	}
 	parse_headers(headers, &nh, env("OTEL_EXPORTER_OTLP_HEADERS"));
 	parse_headers(headers, &nh, env("OTEL_EXPORTER_OTLP_TRACES_HEADERS"));
-	for (size_t i = 0; i < nh; i++) {
-		const char *v = strchr(headers[i], ':') + 2;
-
-		if (strlen(v) >= SBX_REDACT_FORM_MIN && t->nredact < MAX_HEADERS) {
-			int id = sbx__redact_register(v, strlen(v));
-
-			if (id > 0)
-				t->redact_ids[t->nredact++] = id;
-		}
-	}
 	if (!tmo)
 		tmo = env("OTEL_EXPORTER_OTLP_TIMEOUT");
 	cfg.url = url;
 	cfg.headers = (const char *const *)headers;
 	cfg.service_name = env("OTEL_SERVICE_NAME") ? env("OTEL_SERVICE_NAME") : "sandboxio";
 	cfg.timeout_ms = tmo ? strtol(tmo, NULL, 10) : 10000;
-	t->sink = sink;
-	if (sink->open(&t->exp, &cfg) < 0) {
-		for (int i = 0; i < t->nredact; i++)
-			sbx__redact_unregister(t->redact_ids[i]);
-		free(t);
-		t = NULL;
-	}
-	for (size_t i = 0; i < nh; i++) {
-		explicit_bzero(headers[i], strlen(headers[i]));
-		free(headers[i]);
-	}
+	tracer_start(out, sink, &cfg, traceparent);
+	free_headers(headers, nh);
 	free(url);
-	if (t && !sbx__traceparent_parse(traceparent, t->trace_id, t->span_id, &t->sampled))
-		t->trace_id[0] = t->span_id[0] = '\0';
-	*out = t;
+}
+
+void sbx__tracer_open_text(struct sbx__tracer **out,
+			   const struct sbx__span_sink *sink,
+			   const char *text,
+			   const char *traceparent)
+{
+	struct sbx__span_sink_config cfg = {.service_name = "sandboxio", .timeout_ms = 10000};
+	char *copy, *save = NULL, *headers[MAX_HEADERS + 1] = {0};
+	size_t nh = 0;
+
+	*out = NULL;
+	if (!sink || !text || !(copy = strdup(text)))
+		return;
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(l, "url ", 4) == 0)
+			cfg.url = l + 4;
+		else if (strncmp(l, "service ", 8) == 0)
+			cfg.service_name = l + 8;
+		else if (strncmp(l, "timeout ", 8) == 0)
+			cfg.timeout_ms = strtol(l + 8, NULL, 10);
+		else if (strncmp(l, "header ", 7) == 0 && nh < MAX_HEADERS && strstr(l + 7, ": ") &&
+			 (headers[nh] = strdup(l + 7)))
+			nh++;
+	}
+	if (cfg.url &&
+	    (strncmp(cfg.url, "http://", 7) == 0 || strncmp(cfg.url, "https://", 8) == 0)) {
+		cfg.headers = (const char *const *)headers;
+		tracer_start(out, sink, &cfg, traceparent);
+	}
+	free_headers(headers, nh);
+	explicit_bzero(copy, strlen(text));
+	free(copy);
+}
+
+const char *sbx__tracer_text(const struct sbx__tracer *t)
+{
+	return t ? t->text : NULL;
 }
 
 void sbx__tracer_free(struct sbx__tracer *t)
@@ -250,6 +335,9 @@ void sbx__tracer_free(struct sbx__tracer *t)
 	t->sink->close(t->exp, SBX_TRACE_CLOSE_MS);
 	for (int i = 0; i < t->nredact; i++)
 		sbx__redact_unregister(t->redact_ids[i]);
+	if (t->text)
+		explicit_bzero(t->text, strlen(t->text));
+	free(t->text);
 	free(t);
 }
 

@@ -11,7 +11,7 @@
  * messages (header values included), an unsampled parent exporting nothing,
  * and export that never holds up its caller: a collector that is down,
  * slow or failing, and a full queue, each counted as dropped spans, with
- * the shutdown bounded.
+ * the shutdown bounded; and the settings text a tracer hands to sbx-egress.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -419,6 +419,65 @@ static void test_core_trace__full_queue_drops_and_counts(void **state)
 	otlp_receiver_stop(r);
 }
 
+/*
+ * The settings a tracer hands to sbx-egress: the same URL, service name and
+ * headers (a credential among them, still redacted in the child tracer's
+ * spans), with the parent given there; none when off or unwritable.
+ */
+static void test_core_trace__settings_text_for_a_child(void **state)
+{
+	struct otlp_receiver *r = otlp_receiver_start(0, 0);
+	struct sbx__tracer *t, *child = NULL;
+	struct sbx__span sp;
+	json_t *spans;
+	char *hdr, *svc, *bodies, *copy;
+
+	(void)state;
+	assert_null(sbx__tracer_text(NULL));
+	setenv("OTEL_EXPORTER_OTLP_ENDPOINT", otlp_receiver_url(r), 1);
+	setenv("OTEL_SERVICE_NAME", "sandboxio-child", 1);
+	setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=Ch1ldHeaderValue", 1);
+	t = tracer(NULL);
+	assert_non_null(sbx__tracer_text(t));
+	copy = strdup(sbx__tracer_text(t));
+	sbx__tracer_free(t); /* the child's tracer stands alone */
+	clean_env(NULL);
+	sbx__tracer_open_text(&child, &sbx__otlp_sink, copy, TRACEPARENT);
+	free(copy);
+	assert_non_null(child);
+	sbx__span_begin(child, &sp, "sandboxio.egress.connection", NULL, NULL);
+	sbx__span_str(&sp, "sandboxio.note", "sent Ch1ldHeaderValue");
+	sbx__span_end(&sp, 0);
+	assert_int_equal(otlp_receiver_wait(r, 1, WAIT_MS), 1);
+	sbx__tracer_free(child);
+	spans = otlp_receiver_spans(r);
+	assert_string_equal(sget(json_array_get(spans, 0), "traceId"), TP_TRACE);
+	assert_string_equal(sget(json_array_get(spans, 0), "parentSpanId"), TP_SPAN);
+	json_decref(spans);
+	svc = otlp_receiver_service(r);
+	assert_string_equal(svc, "sandboxio-child");
+	free(svc);
+	hdr = otlp_receiver_header(r, "x-api-key");
+	assert_string_equal(hdr, "Ch1ldHeaderValue");
+	free(hdr);
+	bodies = otlp_receiver_bodies(r);
+	assert_null(strstr(bodies, "Ch1ldHeaderValue"));
+	free(bodies);
+	otlp_receiver_stop(r);
+	/* A line break in a setting: no text (it could not be read back). */
+	setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9", 1);
+	setenv("OTEL_SERVICE_NAME", "two\nlines", 1);
+	t = tracer(NULL);
+	assert_non_null(t);
+	assert_null(sbx__tracer_text(t));
+	sbx__tracer_free(t);
+	/* Text that names no http(s) URL: no tracer. */
+	sbx__tracer_open_text(&child, &sbx__otlp_sink, "url ftp://x\nservice s\n", TRACEPARENT);
+	assert_null(child);
+	sbx__tracer_open_text(&child, &sbx__otlp_sink, "service s\n", TRACEPARENT);
+	assert_null(child);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(test_core_trace__##name, clean_env, clean_env)
 
 int main(void)
@@ -428,7 +487,7 @@ int main(void)
 		T(spans_in_the_otlp_mapping),	     T(traces_endpoint_used_as_given),
 		T(unsampled_parent_exports_nothing), T(collector_down_counted),
 		T(failing_collector_counted),	     T(slow_collector_never_holds_up),
-		T(full_queue_drops_and_counts),
+		T(full_queue_drops_and_counts),	     T(settings_text_for_a_child),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
