@@ -43,6 +43,9 @@ struct sbx_policy {
 	 * Set by core on the merged copy only; never copied by sbx_policy_dup(). */
 	const char *audit_file[2];
 	char trace_id[33], span_id[17];
+	/* The tracer's exporter settings (sbx__tracer_text, lent by the backend
+	 * handle; NULL: not tracing), so that the checker exports its spans. */
+	const char *otlp;
 };
 
 /*

@@ -260,6 +260,7 @@ static int create_common(sbx_sandbox **out, sbx_backend *b, const sbx_policy *p,
 	if (s->span.t) {
 		snprintf(s->policy->trace_id, sizeof(s->policy->trace_id), "%s", s->span.trace_id);
 		snprintf(s->policy->span_id, sizeof(s->policy->span_id), "%s", s->span.span_id);
+		s->policy->otlp = sbx__tracer_text(b->tracer);
 	}
 	rc = b->ops->check(b->state, s->policy);
 	if (rc < 0)

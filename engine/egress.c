@@ -40,6 +40,7 @@ int sbx__docker_egress_plan(struct sbx__docker *d, const sbx_policy *p, struct s
 	plan->tenant = p->tenant;
 	plan->trace_id = p->trace_id[0] ? p->trace_id : NULL;
 	plan->span_id = p->span_id[0] ? p->span_id : NULL;
+	plan->otlp = p->trace_id[0] ? p->otlp : NULL;
 	free(own);
 	return rc;
 }

@@ -114,6 +114,10 @@ struct sbx__np_plan {
 	/* What the checker's audit events carry (not owned; NULL: none). */
 	const char *audit_file[2];
 	const char *tenant, *sandbox_id, *trace_id, *span_id;
+	/* The exporter settings of the creator's tracer (core/trace.c's text;
+	 * not owned; NULL: the checker exports no spans). Header values may be
+	 * credentials: they reach the checker on a descriptor only. */
+	const char *otlp;
 };
 
 /*

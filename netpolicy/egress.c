@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -241,7 +242,29 @@ static int read_ready(int fd, uint64_t deadline, struct sbx__np_checker *ck)
 	return 0;
 }
 
-static int spawn(const char *path, char **argv, int pidfd, int ready_w)
+/* The exporter settings in a sealed memory file above 4 (they may hold a
+ * collector's credentials, so never on the command line); -1 when none. */
+static int otlp_file(const char *text)
+{
+	size_t n = text ? strlen(text) : 0;
+	int fd, raw;
+
+	if (!text)
+		return -1;
+	raw = (int)syscall(SYS_memfd_create, "sbx-egress-otlp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (raw < 0)
+		return -1;
+	fd = fcntl(raw, F_DUPFD_CLOEXEC, 10);
+	close(raw);
+	if (fd >= 0 && (write(fd, text, n) != (ssize_t)n || lseek(fd, 0, SEEK_SET) != 0 ||
+			fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK) < 0)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static int spawn(const char *path, char **argv, int pidfd, int ready_w, int otlp)
 {
 	static char *none_env[] = {NULL};
 	posix_spawn_file_actions_t fa;
@@ -260,6 +283,8 @@ static int spawn(const char *path, char **argv, int pidfd, int ready_w)
 	posix_spawnattr_setsigdefault(&at, &all);
 	posix_spawn_file_actions_adddup2(&fa, pidfd, 3);
 	posix_spawn_file_actions_adddup2(&fa, ready_w, 4);
+	if (otlp >= 0)
+		posix_spawn_file_actions_adddup2(&fa, otlp, 5);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
@@ -283,7 +308,7 @@ int sbx__egress_start(const char *name,
 		      uint64_t deadline,
 		      struct sbx__np_checker *ck)
 {
-	_sbx_cleanup_close_ int pidfd = -1, rd = -1, wr = -1;
+	_sbx_cleanup_close_ int pidfd = -1, rd = -1, wr = -1, otlp = -1;
 	char **argv = NULL;
 	size_t argc = 0;
 	int p[2], rc;
@@ -317,7 +342,7 @@ int sbx__egress_start(const char *name,
 	close(p[1]);
 	if (pidfd < 0 || rd < 0 || wr < 0)
 		return sbx__error_os(SBX_ERROR, errno, "name checker: descriptors");
-	argv = calloc(plan->n + 16, sizeof(char *));
+	argv = calloc(plan->n + 20, sizeof(char *));
 	if (!argv)
 		return sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
 	argv[argc++] = strdup("sbx-egress");
@@ -336,6 +361,12 @@ int sbx__egress_start(const char *name,
 				argv[argc++] = strdup(val[i]);
 			}
 	}
+	/* Spans of its connections: the settings on descriptor 5. Without
+	 * them (none, or no memory file) it exports nothing; the audit stays. */
+	if (plan->otlp && plan->trace_id && plan->span_id && (otlp = otlp_file(plan->otlp)) >= 0) {
+		argv[argc++] = strdup("--otlp");
+		argv[argc++] = strdup("5");
+	}
 	argv[argc++] = strdup(name);
 	for (size_t i = 0; i < plan->n; i++)
 		if (plan->rules[i].host)
@@ -345,7 +376,7 @@ int sbx__egress_start(const char *name,
 		if (!argv[i])
 			rc = sbx__error_set(SBX_ENOMEM, SBX_ERRCLASS_NETPOLICY, "out of memory");
 	if (rc == 0)
-		rc = spawn(plan->checker, argv, pidfd, wr);
+		rc = spawn(plan->checker, argv, pidfd, wr, otlp);
 	close(SBX_STEAL_FD(&wr));
 	if (rc == 0)
 		rc = read_ready(rd, deadline ? deadline : sbx__mono_ms() + START_GUARD_MS, ck);

@@ -3,17 +3,20 @@
  * (docs/egress-names.md). Started by netpolicy/egress.c as
  *
  *   sbx-egress [--audit PATH]... [--tenant T] [--sandbox ID] [--trace ID]
- *              [--span ID] sbxXXXXXXXXXXXX NAME/PORT/ADDRESS...
+ *              [--span ID] [--otlp 5] sbxXXXXXXXXXXXX NAME/PORT/ADDRESS...
  *
  * with descriptor 3 a pidfd on the sandbox's init and 4 the write end of a
- * pipe. It forks once (the first process exits, so the one left belongs to
- * no caller), listens on 127.0.0.1 and [::1] with IP_TRANSPARENT on ports
+ * pipe (with --otlp, 5 holds the exporter settings: cli/egress/span.c).
+ * It forks once (the first process exits, so the one left belongs to no
+ * caller), listens on 127.0.0.1 and [::1] with IP_TRANSPARENT on ports
  * the kernel picks, writes "PID START PORT4 PORT6\n" to 4, and serves until
  * the pidfd is readable (the sandbox is gone) or it is killed; anything that
  * stops it from starting is written to 4 as "error WHY\n" instead. Each
  * connection ends with one egress.connection event in the backend's audit
- * files (docs/audit.md). It keeps no descriptor but 0 to 4 of its starter,
- * and gives up every capability once it listens.
+ * files (docs/audit.md), and, when the sandbox's creator traces, one span
+ * (cli/egress/span.c). It keeps no descriptor but 0 to 4 of its starter
+ * (5 is read and closed before it listens), and gives up every capability
+ * once it listens.
  *
  * Each connection the sandbox's tproxy rules send here keeps the address the
  * sandbox named (getsockname). Its first bytes (at most SBX_SNI_MAX, with a
@@ -42,6 +45,7 @@
 
 #define PIDFD 3
 #define READY_FD 4
+#define OTLP_FD 5
 #define CONN_MAX 256
 
 static struct egress_cfg cfg;
@@ -195,12 +199,15 @@ int main(int argc, char **argv)
 	pid_t pid;
 	char line[96], why[600] = "";
 
-	/* Only 0 to 4 are this process's: whatever else the starter left open
-	 * without close-on-exec (its Engine connections, an embedding
-	 * program's sockets and files) would live as long as the sandbox. */
-	closefrom(READY_FD + 1);
+	/* Only 0 to 4 (and 5 with --otlp) are this process's: whatever else
+	 * the starter left open without close-on-exec (its Engine connections,
+	 * an embedding program's sockets and files) would live as long as the
+	 * sandbox. */
+	closefrom(OTLP_FD + 1);
 	if (argc < 3 || egress_cfg_parse(&cfg, argc - 1, argv + 1, why, sizeof(why)) < 0)
 		return ready_error(why);
+	if (cfg.otlp_fd != OTLP_FD)
+		close(OTLP_FD);
 	signal(SIGPIPE, SIG_IGN);
 	pid = fork();
 	if (pid < 0)
@@ -209,6 +216,7 @@ int main(int argc, char **argv)
 		_exit(0); /* the caller waits for this one only */
 	if (egress_audit_open(&cfg, why, sizeof(why)) < 0)
 		return ready_error(why);
+	egress_trace_open(&cfg);
 	l4 = listener(AF_INET, &port4);
 	l6 = listener(AF_INET6, &port6); /* none without IPv6: the rules then reset */
 	if (l4 < 0 || egress_self_start(&start) < 0)

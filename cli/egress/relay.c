@@ -20,6 +20,7 @@
 
 #include "cli/egress/egress.h"
 #include "core/audit-int.h"
+#include "core/record-int.h"
 #include "netpolicy/sni-int.h"
 #include "util/proc.h"
 
@@ -63,6 +64,8 @@ static int options(struct egress_cfg *c, int argc, char **argv, char *why, size_
 			c->trace_id = v;
 		else if (strcmp(argv[i], "--span") == 0)
 			c->span_id = v;
+		else if (strcmp(argv[i], "--otlp") == 0 && strcmp(v, "5") == 0)
+			c->otlp_fd = 5;
 		else {
 			snprintf(why, why_len, "unknown option '%.40s'", argv[i]);
 			return -1;
@@ -76,6 +79,7 @@ int egress_cfg_parse(struct egress_cfg *c, int argc, char **argv, char *why, siz
 	int i;
 
 	memset(c, 0, sizeof(*c));
+	c->otlp_fd = -1;
 	if ((i = options(c, argc, argv, why, why_len)) < 0)
 		return -1;
 	if (i >= argc || strlen(argv[i]) != 15 || strncmp(argv[i], "sbx", 3) != 0) {
@@ -112,6 +116,7 @@ int egress_audit_open(struct egress_cfg *c, char *why, size_t why_len)
 }
 
 int egress_record(const struct egress_cfg *c,
+		  uint64_t start_ns,
 		  const struct sbx__egress_verdict *v,
 		  int family,
 		  const uint8_t addr[16],
@@ -126,10 +131,8 @@ int egress_record(const struct egress_cfg *c,
 				     .span_id = c->span_id};
 	struct sbx__audit_egress e = {0};
 	char a[INET6_ADDRSTRLEN];
-	int named = 0;
+	int named = 0, rc;
 
-	if (!c->audit)
-		return 0;
 	inet_ntop(family, addr, a, sizeof(a));
 	for (size_t i = 0; v->name[0] && i < c->n; i++)
 		named |= sbx__names_match(c->v[i].name, v->name, strlen(v->name));
@@ -144,7 +147,10 @@ int egress_record(const struct egress_cfg *c,
 	e.bytes_up = up;
 	e.bytes_down = down;
 	e.duration_ms = duration_ms > 0 ? (uint64_t)duration_ms : 0;
-	return sbx__audit_egress(c->audit, &ctx, &e) < 0 ? -1 : 0;
+	/* The audit first: a span is an observer and may be lost. */
+	rc = sbx__audit_egress(c->audit, &ctx, &e) < 0 ? -1 : 0;
+	egress_span(c, &e, start_ns);
+	return rc;
 }
 
 int egress_self_start(unsigned long long *start)
@@ -378,6 +384,7 @@ void egress_serve(const struct egress_cfg *cfg, int fd)
 	struct sockaddr_storage dst;
 	socklen_t dl = sizeof(dst);
 	long long t0 = mono_ms();
+	uint64_t start_ns = sbx__record_now_ns();
 	int ok = 0;
 
 	k.pend = malloc(SBX_SNI_MAX);
@@ -416,6 +423,7 @@ void egress_serve(const struct egress_cfg *cfg, int fd)
 	free(k.pend);
 	/* Fail closed: a connection that cannot be recorded ends the checker,
 	 * and with it every connection; the rules then refuse new ones. */
-	if (egress_record(cfg, &k.v, k.family, k.addr, k.port, k.up, k.down, mono_ms() - t0) < 0)
+	if (egress_record(cfg, start_ns, &k.v, k.family, k.addr, k.port, k.up, k.down,
+			  mono_ms() - t0) < 0)
 		_exit(3);
 }
