@@ -107,7 +107,9 @@ export DOCKER_HOST=unix://$ROOTFUL
 # Rootful services share Podman's storage: what was there before is not ours.
 before=$(ours_left "$ROOTFUL")
 if ! podman --url "$DOCKER_HOST" image exists "$IMAGE"; then
-	docker save "$IMAGE" | podman --url "$DOCKER_HOST" load >/dev/null
+	# From dockerd, whatever DOCKER_HOST says (it names Podman here).
+	DOCKER_HOST=unix:///var/run/docker.sock docker save "$IMAGE" |
+		podman --url "$DOCKER_HOST" load >/dev/null
 fi
 out=$("$CLI" doctor 2>&1 || true)
 if grep -q 'Podman 4\?[0-9.]*.*rootful' <<<"$out"; then
