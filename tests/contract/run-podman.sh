@@ -43,7 +43,7 @@ cleanup() {
 	# The rootless service leaves a pause process (catatonit) holding its
 	# user namespace, named in its runtime directory.
 	local pp
-	pp=$(cat "/run/$USER_RL/libpod/tmp/pause.pid" 2>/dev/null || true)
+	pp=$(cat "$TMP/rl-run/libpod/tmp/pause.pid" 2>/dev/null || true)
 	if [ -n "$pp" ] && [ "$(cat "/proc/$pp/comm" 2>/dev/null)" = catatonit ]; then
 		kill "$pp" 2>/dev/null || true
 	fi
@@ -152,14 +152,16 @@ for f in /etc/subuid /etc/subgid; do
 		echo "$USER_RL:$start:65536" >>"$f"
 	fi
 done
-# A runtime directory that stays: rootless Podman records it in its
-# database at the first start and uses that one from then on.
-RL_RUN=/run/$USER_RL
-install -d -m 0700 -o "$USER_RL" "$RL_RUN"
+# A home (Podman's storage and settings) and a runtime directory of this
+# run's own: rootless Podman records its runtime directory in its storage
+# at the first start, and a user of the same name may have another uid in
+# another root file system that shares /run (make fresh-check).
+RL_HOME=$TMP/rl-home
+RL_RUN=$TMP/rl-run
+install -d -m 0700 -o "$USER_RL" "$RL_HOME" "$RL_RUN"
 ROOTLESS=$RL_RUN/podman.sock
-rm -f "$ROOTLESS"
 start_service "$ROOTLESS" runuser -u "$USER_RL" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-	HOME="$(getent passwd "$USER_RL" | cut -d: -f6)" XDG_RUNTIME_DIR="$RL_RUN" \
+	HOME="$RL_HOME" XDG_RUNTIME_DIR="$RL_RUN" \
 	podman system service --time=0 "unix://$ROOTLESS"
 export DOCKER_HOST=unix://$ROOTLESS
 out=$("$CLI" doctor 2>&1 || true)
