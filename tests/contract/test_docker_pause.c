@@ -40,8 +40,10 @@ static int64_t inspect_paused(const char *id)
 
 	snprintf(path, sizeof(path), "/containers/%s/json", id);
 	j = t_engine_get(path, &st);
-	if (st == 404)
+	if (st == 404) {
+		json_decref(j);
 		return -1;
+	}
 	assert_int_equal(st, 200);
 	r = json_is_true(json_object_get(json_object_get(j, "State"), "Paused"));
 	json_decref(j);
