@@ -40,6 +40,10 @@ cleanup() {
 	for p in "${PIDS[@]}"; do
 		wait "$p" 2>/dev/null || true
 	done
+	# The rootless service re-executes itself in its user namespace, so
+	# the pid started is not the server's: it is found by its socket,
+	# which is this run's own.
+	pkill -TERM -f "system service --time=0 unix://$TMP/" 2>/dev/null || true
 	# The rootless service leaves a pause process (catatonit) holding its
 	# user namespace, named in its runtime directory.
 	local pp
