@@ -296,21 +296,12 @@ static int group_teardown(void **state)
 static char *tls_probe(sbx_sandbox *s, const char *const *q)
 {
 	const char *argv[64] = {"python3", "-c", tls_py, ca_pem};
-	sbx_result *r = NULL;
-	char *out;
 	int n = 4;
 
 	for (; *q && n < 62; q++)
 		argv[n++] = *q;
 	argv[n] = NULL;
-	if (sbx_sandbox_run(&r, s, argv, NULL) != 0)
-		fail_msg("probe: %s", sbx_error_last()->message);
-	if (r->status != SBX_RUN_EXITED || r->exit_code != 0)
-		fail_msg("probe: status %s code %d: %s", sbx_run_status_name(r->status),
-			 r->exit_code, r->stderr_data);
-	out = strdup(r->stdout_data);
-	sbx_result_free(r);
-	return out;
+	return t_run_ok(s, argv);
 }
 
 /* The answer to "MODE ADDR PORT NAME" in a probe's output. */

@@ -106,21 +106,12 @@ static char *probe(sbx_sandbox *s, const char *addr)
 	char hex[2][2 * sizeof(NAME_LEAK) + 2 * sizeof(NAME_OK)];
 	const char *names[] = {NAME_OK, NAME_LEAK};
 	const char *argv[] = {"python3", "-c", http_py, addr, hex[0], hex[1], NULL};
-	sbx_result *r = NULL;
-	char *out;
 
 	for (int i = 0; i < 2; i++)
 		for (size_t k = 0; names[i][k]; k++)
 			snprintf(hex[i] + 2 * k, 3, "%02x", (unsigned char)names[i][k]);
 
-	if (sbx_sandbox_run(&r, s, argv, NULL) != 0)
-		fail_msg("probe: %s", sbx_error_last()->message);
-	if (r->status != SBX_RUN_EXITED || r->exit_code != 0)
-		fail_msg("probe: status %s code %d: %s", sbx_run_status_name(r->status),
-			 r->exit_code, r->stderr_data);
-	out = strdup(r->stdout_data);
-	sbx_result_free(r);
-	return out;
+	return t_run_ok(s, argv);
 }
 
 static const char *sget(json_t *o, const char *k)

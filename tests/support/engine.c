@@ -209,3 +209,18 @@ void t_unmake(sbx_backend *b, sbx_policy *p, sbx_sandbox *s, sbx_sandbox *x)
 	sbx_policy_free(p);
 	sbx_backend_free(b);
 }
+
+char *t_run_ok(sbx_sandbox *s, const char *const *argv)
+{
+	sbx_result *r = NULL;
+	char *out;
+
+	if (sbx_sandbox_run(&r, s, argv, NULL) != 0)
+		fail_msg("%s: %s", argv[0], sbx_error_last()->message);
+	if (r->status != SBX_RUN_EXITED || r->exit_code != 0)
+		fail_msg("%s: status %s code %d: %s", argv[0], sbx_run_status_name(r->status),
+			 r->exit_code, r->stderr_data);
+	out = strdup(r->stdout_data);
+	sbx_result_free(r);
+	return out;
+}

@@ -36,6 +36,9 @@ sbx_policy *t_policy(void);
 /* The fixture most suites share: a sandbox of p on b and, when x is not
  * NULL, a second handle to it (sbx_sandbox_open). On failure it says why
  * on stderr and returns -1; t_unmake() then frees what was made. */
+/* Runs argv in s; fails the test unless it exits 0. Returns its stdout
+ * (free() it). */
+char *t_run_ok(sbx_sandbox *s, const char *const *argv);
 int t_make(sbx_backend *b, sbx_policy *p, sbx_sandbox **s, sbx_sandbox **x);
 /* Detaches x, closes s, frees p and b; each may be NULL. */
 void t_unmake(sbx_backend *b, sbx_policy *p, sbx_sandbox *s, sbx_sandbox *x);
