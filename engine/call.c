@@ -231,36 +231,66 @@ int sbx__docker_events_oom(const char *data, size_t len, const char *id)
 	return 0;
 }
 
-int sbx__docker_ended_by_oom(struct sbx__docker *d, const char *id, long long since)
+/* How long to follow the Engine's events for the "oom" of a sandbox that
+ * a SIGKILL ended (see below): a bound on a wait that ends at the event. */
+#define OOM_FOLLOW_S 5
+
+/* Whether the Engine logged an "oom" of container id from since until
+ * until_ns (unix ns; past: its log answers at once; future: the answer is
+ * streamed until then). */
+static int oom_logged(struct sbx__docker *d, const char *id, long long since, int64_t until_ns)
 {
 	_sbx_cleanup_free_ char *filt = NULL;
 	struct sbx__buf resp = {0};
-	struct timespec now;
 	char path[512], filters[256];
 	long status = 0;
 	int rc;
 
-	/* Once the container is no longer running (or already removed by
-	 * AutoRemove), the Engine has logged its end, and an "oom" event
-	 * comes before the end it caused. */
-	snprintf(path, sizeof(path), "/containers/%s/wait?condition=not-running", id);
-	rc = sbx__docker_call(d, "POST", path, NULL, 0, &status, NULL);
-	sbx__error_clear();
-	if (rc < 0 && rc != SBX_ENOTFOUND)
-		return 0;
 	snprintf(filters, sizeof(filters),
 		 "{\"container\":[\"%s\"],\"event\":[\"oom\"],\"type\":[\"container\"]}", id);
 	filt = sbx__url_escape(filters);
 	if (!filt)
 		return 0;
-	/* until is now, to the nanosecond: a past until answers at once
-	 * from the Engine's log of recent events. */
-	clock_gettime(CLOCK_REALTIME, &now);
-	snprintf(path, sizeof(path), "/events?since=%lld&until=%lld.%09ld&filters=%s", since,
-		 (long long)now.tv_sec, now.tv_nsec, filt);
-	rc = sbx__http_call(&d->http, "GET", path, NULL, 0, &status, &resp);
+	snprintf(path, sizeof(path), "/events?since=%lld&until=%lld.%09lld&filters=%s", since,
+		 (long long)(until_ns / 1000000000), (long long)(until_ns % 1000000000), filt);
+	rc = sbx__http_call(&d->http, "GET", path, NULL, (OOM_FOLLOW_S + 10) * 1000L, &status,
+			    &resp);
 	sbx__error_clear();
 	rc = rc == 0 && status == 200 && sbx__docker_events_oom(resp.data, resp.len, id);
 	sbx__buf_clear(&resp);
 	return rc;
+}
+
+int sbx__docker_ended_by_oom(struct sbx__docker *d, const char *id, long long since)
+{
+	_cleanup_json_ json_t *waited = NULL;
+	struct timespec now;
+	char path[512];
+	long status = 0;
+	int rc;
+
+	/* Once the container is no longer running (or already removed by
+	 * AutoRemove), the Engine has logged its end. */
+	snprintf(path, sizeof(path), "/containers/%s/wait?condition=not-running", id);
+	rc = sbx__docker_call(d, "POST", path, NULL, 0, &status, &waited);
+	sbx__error_clear();
+	if (rc < 0 && rc != SBX_ENOTFOUND)
+		return 0;
+	/* until is now, to the nanosecond: a past until answers at once
+	 * from the Engine's log of recent events. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (oom_logged(d, id, since, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec))
+		return 1;
+	/*
+	 * The runtime reports the OOM and the end it caused on two paths, and
+	 * on a loaded host the end can reach the Engine's log first. So a
+	 * sandbox that a SIGKILL ended (137), or that is gone already, has its
+	 * log followed until the event, for at most OOM_FOLLOW_S; any other end
+	 * was not the OOM killer's.
+	 */
+	if (rc == 0 && json_integer_value(json_object_get(waited, "StatusCode")) != 128 + 9)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &now);
+	return oom_logged(d, id, since,
+			  ((int64_t)now.tv_sec + OOM_FOLLOW_S) * 1000000000 + now.tv_nsec);
 }
