@@ -220,6 +220,7 @@ static json_t *exec_body(const struct sbx__run_req *req, int attach)
 	if (!cmd ||
 	    (req->pty && (json_array_append_new(cmd, json_string("--tty")) < 0 ||
 			  json_array_append_new(cmd, json_string(size)) < 0)) ||
+	    (req->as_root && json_array_append_new(cmd, json_string("--as-root")) < 0) ||
 	    json_array_append_new(cmd, json_string("--")) < 0) {
 		json_decref(cmd);
 		return NULL;
@@ -229,14 +230,15 @@ static json_t *exec_body(const struct sbx__run_req *req, int attach)
 			json_decref(cmd);
 			return NULL;
 		}
-	/* No User: the exec runs as the container's, the sandbox's own uid. A
-	 * root run names uid and gid 0 as numbers; the exec keeps the
-	 * container's empty capability sets, seccomp profile and
-	 * no-new-privileges (Privileged is false), and the init's run mode
+	/* No User: the exec runs as the container's, the sandbox's own uid,
+	 * root runs too: the init's run mode makes them uid 0 of a user
+	 * namespace that maps only that uid (init/userns.c), never the host's
+	 * root. The exec keeps the container's empty capability sets, seccomp
+	 * profile and no-new-privileges (Privileged is false), and the init
 	 * applies its own lockdown again (init/lockdown.c). */
 	return json_pack("{s:b,s:b,s:b,s:b,s:o,s:s,s:b,s:s}", "AttachStdin", attach, "AttachStdout",
 			 attach, "AttachStderr", attach, "Tty", req->pty ? 1 : 0, "Cmd", cmd,
-			 "WorkingDir", "/", "Privileged", 0, "User", req->as_root ? "0:0" : "");
+			 "WorkingDir", "/", "Privileged", 0, "User", "");
 }
 
 /*

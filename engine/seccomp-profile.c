@@ -4,15 +4,19 @@
  * An allowlist (default action: EPERM) that is a subset of what Docker's
  * default profile allows an unprivileged container, minus the calls this
  * project refuses outright: io_uring, userfaultfd, keyrings, bpf,
- * perf_event_open, ptrace and process_vm_*, every mount call, unshare,
- * setns, and namespace flags on clone (clone3 answers ENOSYS so that libc
- * falls back to clone, where the flags can be checked). socket(2) and
+ * perf_event_open, ptrace and process_vm_*, every mount call, setns,
+ * unshare of anything but a user namespace alone, and namespace flags on
+ * clone (clone3 answers ENOSYS so that libc falls back to clone, where the
+ * flags can be checked). unshare(CLONE_NEWUSER) is the init's, for a root
+ * run (init/userns.c): every run is under the init's own filter by then,
+ * which refuses unshare whatever its flags. socket(2) and
  * socketpair(2) are allowed for AF_UNIX, AF_INET and AF_INET6 only, and only
  * for stream, datagram and seqpacket types: every other family (netlink,
  * packet, and the rarely used ones whose modules a kernel may load on
  * demand: TIPC, RDS, CAN, X25, ...) and raw or packet types get EPERM. The
  * in-sandbox init adds a second, independent layer (init/seccomp.c).
  */
+#include <sched.h>
 #include <sys/socket.h>
 
 #include <jansson.h>
@@ -321,6 +325,11 @@ char *sbx__seccomp_profile_json(void)
 					       "clone", "action", "SCMP_ACT_ALLOW", "args", "index",
 					       0, "value", (json_int_t)CLONE_NS_MASK, "valueTwo",
 					       (json_int_t)0, "op", "SCMP_CMP_MASKED_EQ"));
+	/* unshare of a user namespace alone: a root run's (init/userns.c). */
+	json_array_append_new(rules,
+			      json_pack("{s:[s],s:s,s:[{s:i,s:I,s:s}]}", "names", "unshare",
+					"action", "SCMP_ACT_ALLOW", "args", "index", 0, "value",
+					(json_int_t)CLONE_NEWUSER, "op", "SCMP_CMP_EQ"));
 	/* socket and socketpair: one rule per allowed (family, type); the
 	 * arguments of one rule must all match. Anything else gets the default. */
 	for (size_t f = 0; f < sizeof(socket_families) / sizeof(socket_families[0]); f++)

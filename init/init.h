@@ -107,6 +107,10 @@ int sbx_init_supervise(long long deadline_ms, const char *cwd, char **prog, int 
 /* The same in two steps: what needs no request (a spare does it ahead of
  * its run), then the run. Each returns an exit code; prepare's 0 is "go on". */
 int sbx_init_supervise_prepare(int lockdown);
+/* A root run's user namespace (init/userns.c): uid and gid 0 there are the
+ * caller's, which must not be 0. Before the lockdown, which drops the
+ * capabilities the namespace gives. 0, or -1 said on stderr. */
+int sbx_init_enter_root_ns(void);
 int sbx_init_supervise_start(long long deadline_ms, const char *cwd, char **prog);
 
 /*

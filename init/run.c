@@ -466,8 +466,9 @@ static void drain(void)
 static int run_usage(const char *why)
 {
 	sbx_init_msg("run: %s", why);
-	sbx_init_msg("usage: sbx-init run [--tty ROWSxCOLS] --deadline-ms N [--cwd DIR] -- PROG "
-		     "[ARG...]");
+	sbx_init_msg(
+		"usage: sbx-init run [--tty ROWSxCOLS] [--as-root] --deadline-ms N [--cwd DIR] "
+		"-- PROG [ARG...]");
 	return SBX_INIT_EXIT_USAGE;
 }
 
@@ -542,7 +543,7 @@ int sbx_init_run(int argc, char **argv)
 	long long deadline_ms = -1;
 	const char *cwd = NULL;
 	long long rows = 0, cols = 0;
-	int i, tty = 0;
+	int i, tty = 0, as_root = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
@@ -561,6 +562,8 @@ int sbx_init_run(int argc, char **argv)
 			    sbx_init_parse_positive(x, 4096, &cols) != 0)
 				return run_usage("--tty needs a size ROWSxCOLS, each 1 to 4096");
 			tty = 1;
+		} else if (strcmp(argv[i], "--as-root") == 0 && !as_root) {
+			as_root = 1;
 		} else if (strcmp(argv[i], "--cwd") == 0 && i + 1 < argc && !cwd) {
 			cwd = argv[++i];
 			if (!*cwd)
@@ -573,6 +576,9 @@ int sbx_init_run(int argc, char **argv)
 		return run_usage("--deadline-ms is required");
 	if (i >= argc || i + 1 >= argc || !*argv[i + 1])
 		return run_usage("a program is required after --");
+	/* Before anything else: the maps are written while we are dumpable. */
+	if (as_root && sbx_init_enter_root_ns() != 0)
+		return SBX_INIT_EXIT_USAGE;
 	if (tty)
 		return run_on_tty(deadline_ms, cwd, argv + i + 1, (unsigned short)rows,
 				  (unsigned short)cols);

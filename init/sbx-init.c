@@ -40,7 +40,9 @@
 static void usage(void)
 {
 	sbx_init_msg("usage: sbx-init pid1 --deadline UNIX_SECONDS [--channel]\n"
-		     "       sbx-init run --deadline-ms N [--cwd DIR] -- PROG [ARG...]\n"
+		     "       sbx-init run [--tty ROWSxCOLS] [--as-root] --deadline-ms N [--cwd "
+		     "DIR] -- PROG "
+		     "[ARG...]\n"
 		     "       sbx-init connect PORT");
 }
 

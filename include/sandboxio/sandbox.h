@@ -359,17 +359,16 @@ typedef struct {
 	 *  other than docker refuses it with SBX_EUNSUPPORTED. */
 	int stream_stdin;
 	int stdin_fd;
-	/** Version 4. Non-zero: the program runs as uid 0 and gid 0 of the
-	 *  sandbox instead of the sandbox's own uid, and nothing else changes:
-	 *  ^it holds no capability (all five sets empty), runs under the same
-	 *  seccomp filters, with no_new_privs set, in the same read-only root,
-	 *  cgroup and namespaces. Root there owns only what the image gives
-	 *  root; it cannot mount, write the image, signal or trace the
-	 *  sandbox's other processes, nor read a file of the sandbox's uid that
-	 *  is not readable by all (the working directory /workspace among
-	 *  them): docs/threat-model.md. ^Its working directory is / unless
-	 *  workdir names one. ^A backend other than docker refuses it with
-	 *  SBX_EUNSUPPORTED. */
+	/** Version 4. Non-zero: the program runs as uid 0 and gid 0 of a
+	 *  user namespace whose only uid and gid are the sandbox's own, and
+	 *  nothing else changes: ^root there is the sandbox user under another
+	 *  name, never the host's root; it holds no capability (all five sets
+	 *  empty), runs under the same seccomp filters, with no_new_privs set,
+	 *  in the same read-only root, cgroup and namespaces. The image's files
+	 *  are nobody's to it; the sandbox user's files are its own. It cannot
+	 *  mount, write the image or become another uid: docs/threat-model.md.
+	 *  ^Its working directory is / unless workdir names one. ^A backend
+	 *  other than docker refuses it with SBX_EUNSUPPORTED. */
 	int as_root;
 } sbx_run_options;
 

@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -83,6 +84,8 @@ static char self_exe[4096];
  * close_range (gVisor as Debian 12 ships it), with one descriptor left open
  * for it to find. */
 static int no_close_range;
+/* The next run_init_ex() starts sbx-init as this uid and gid (0: as we are). */
+static uid_t next_uid;
 #define LEFT_OPEN_FD 1000
 /* A close or fcntl on a descriptor this high can only be a blind scan. */
 #define BLIND_SCAN_FD 4096
@@ -242,10 +245,14 @@ run_init_ex(const char *const *args, const char *stdin_path, int block_term, int
 		if (no_close_range &&
 		    (dup2(0, LEFT_OPEN_FD) != LEFT_OPEN_FD || filter_close_range() != 0))
 			_exit(97);
+		if (next_uid &&
+		    (setgroups(0, NULL) != 0 || setgid(next_uid) != 0 || setuid(next_uid) != 0))
+			_exit(96);
 		execv(argv[0], (char *const *)argv);
 		_exit(98);
 	}
 	no_close_range = 0; /* for this run only, even when a test fails */
+	next_uid = 0;
 	if (block_term)
 		assert_int_equal(sigprocmask(SIG_SETMASK, &old, NULL), 0);
 	close(outp[1]);
@@ -702,6 +709,49 @@ static void test_init_run__unshare_denied(void **state)
 	assert_clean(r);
 	assert_int_equal(r->exit.status, SBX_FRAME_ST_EXITED);
 	assert_int_not_equal(r->exit.code, 0);
+	result_free(r);
+}
+
+/* A root run (--as-root) is uid 0 of a user namespace that maps only the
+ * uid it started as, with every capability dropped (init/userns.c). */
+static void test_init_run__as_root_in_own_namespace(void **state)
+{
+	const char *args[] = {"run",
+			      "--as-root",
+			      "--deadline-ms",
+			      "20000",
+			      "--",
+			      "sh",
+			      "-c",
+			      "id -u; id -g; cat /proc/self/uid_map | tr -s ' '; "
+			      "grep -E '^Cap(Eff|Prm|Bnd):' /proc/self/status | tr -s '\\t' ' '",
+			      NULL};
+	struct result *r;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* it needs a uid to start as */
+	next_uid = 65534;
+	r = run_init(args);
+	assert_exited(r, 0);
+	assert_string_equal(r->out, "0\n0\n 0 65534 1\nCapPrm: 0000000000000000\n"
+				    "CapEff: 0000000000000000\nCapBnd: 0000000000000000\n");
+	result_free(r);
+}
+
+/* Started as uid 0, a root run would map the host's root: refused. */
+static void test_init_run__as_root_refused_as_uid0(void **state)
+{
+	const char *args[] = {"run", "--as-root", "--deadline-ms", "20000", "--", "true", NULL};
+	struct result *r;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* it needs to be uid 0 */
+	r = run_init(args);
+	assert_true(WIFEXITED(r->wstatus));
+	assert_int_equal(WEXITSTATUS(r->wstatus), 125);
+	assert_non_null(strstr(r->diag, "must start as the sandbox's own uid, not 0:0"));
 	result_free(r);
 }
 
@@ -1170,6 +1220,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_init_run__caps_nnp_seccomp),
 		cmocka_unit_test(test_init_run__cannot_forge_frames),
 		cmocka_unit_test(test_init_run__unshare_denied),
+		cmocka_unit_test(test_init_run__as_root_in_own_namespace),
+		cmocka_unit_test(test_init_run__as_root_refused_as_uid0),
 		cmocka_unit_test(test_init_run__seccomp_denies_namespaces),
 		cmocka_unit_test(test_init_run__seccomp_clone3_enosys),
 		cmocka_unit_test(test_init_run__seccomp_allows_fork),
