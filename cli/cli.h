@@ -24,7 +24,7 @@
 
 #define CLI_DEFAULT_IMAGE "sandboxio/python:3.11"
 /* The image of the e2b recipe (`image build --recipe e2b`, `serve --e2b-image`). */
-#define CLI_E2B_IMAGE "sandboxio/e2b-base:1"
+#define CLI_E2B_IMAGE "sandboxio/e2b-base:2"
 #define CLI_DAEMON_SOCKET "/run/sandboxio/sandboxio.sock"
 #define CLI_BACKEND "docker" /* the default; --backend or $SANDBOXIO_BACKEND name another */
 

@@ -5,7 +5,7 @@
  * The image is built from Debian packages by scripts/mkimage.sh, which
  * writes a root filesystem tarball, by one of its recipes: python (the
  * default image; the script is called with the tarball's path alone) or
- * e2b (sandboxio/e2b-base:1, `--recipe e2b` before the path); the library
+ * e2b (sandboxio/e2b-base:2, `--recipe e2b` before the path); the library
  * then imports it through the Engine API, so no registry is involved. The
  * script is found at $SANDBOXIO_MKIMAGE, else in the source tree next to an
  * in-tree build (build/sandboxio -> scripts/mkimage.sh), else in the

@@ -6,7 +6,7 @@
 #
 # Recipes (one mmdebstrap call; a recipe names its packages and its user):
 #   python  the default image, sandboxio/python:3.11
-#   e2b     sandboxio/e2b-base:1, the flavour of `serve --e2b-image`
+#   e2b     sandboxio/e2b-base:2, the flavour of `serve --e2b-image`
 #           (docs/backends.md): user `user`, home /home/user
 set -eu
 recipe=python
@@ -52,7 +52,11 @@ e2b)
 	;;
 esac
 # Every sandbox uid is named after the recipe's user too (the e2b recipe
-# only), so that whoami, ls -l and a shell's prompt show `user`.
+# only), so that whoami, ls -l and a shell's prompt show `user`. /root is
+# 0755 there: envd's user root starts in it, and a root run is the sandbox
+# user in a user namespace that does not map the image's root
+# (init/userns.c), so only the bits for others let it in (the image is
+# read-only either way).
 names_hook=:
 if [ "$recipe" = e2b ]; then
 	names_hook="awk -v b=$uid_base -v n=$uid_count -v h=$home 'BEGIN { for (i = 0; i < n; i++)
@@ -60,7 +64,8 @@ if [ "$recipe" = e2b ]; then
 	awk -v b=$uid_base -v n=$uid_count 'BEGIN { for (i = 0; i < n; i++)
 		printf \"user:x:%d:\\n\", b + i }' >>\"\$1/etc/group\" &&
 	mkdir -p \"\$1/etc/sudoers.d\" && echo 'user ALL=(ALL:ALL) NOPASSWD: ALL' >\"\$1/etc/sudoers.d/user\" &&
-	chmod 0440 \"\$1/etc/sudoers.d/user\" && ln -s home/user \"\$1/workspace\""
+	chmod 0440 \"\$1/etc/sudoers.d/user\" && ln -s home/user \"\$1/workspace\" &&
+	chmod 0755 \"\$1/root\""
 fi
 mmdebstrap --quiet --variant=minbase --mode=root --format=tar \
 	--include="$include" \

@@ -19,7 +19,7 @@ fi
 # The e2b flavour's image (tests/sdk/e2b-flavour.mjs runs against a server
 # started with --e2b-image), built when it is missing: some 30 s.
 if ! curl -fsS --unix-socket /var/run/docker.sock \
-	http://localhost/v1.41/images/sandboxio%2Fe2b-base:1/json >/dev/null 2>&1; then
+	http://localhost/v1.41/images/sandboxio%2Fe2b-base:2/json >/dev/null 2>&1; then
 	SANDBOXIO_INIT="$PWD/build/sbx-init" build/sandboxio image build --recipe e2b
 fi
 # Each suite's "==" line gets the time it started, so that the log shows

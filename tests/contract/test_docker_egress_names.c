@@ -80,9 +80,9 @@ static char www[128];
 static int have_index; /* the package index was built */
 
 /* The package the pip test installs, and the image with pip (the default
- * image has none; `sandboxio/e2b-base:1`, the E2B server's, has pip 23). */
+ * image has none; `sandboxio/e2b-base:2`, the E2B server's, has pip 23). */
 #define PKG "sbxcanarypkg"
-#define PIP_IMAGE "sandboxio/e2b-base:1"
+#define PIP_IMAGE "sandboxio/e2b-base:2"
 
 /*
  * A PyPI-style simple index (PEP 503) under DIR with one pure-Python wheel

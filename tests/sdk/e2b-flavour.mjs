@@ -1,6 +1,6 @@
 // tests/sdk/e2b-flavour.mjs: the official E2B JavaScript SDK (npm e2b,
 // pinned in package.json) against `sandboxio serve --api e2b --e2b-image
-// sandboxio/e2b-base:1`: template "base" is E2B's flavour there. Its
+// sandboxio/e2b-base:2`: template "base" is E2B's flavour there. Its
 // commands run as user `user` in /home/user with git and curl at hand, and
 // envd's user "root" is the sandbox's root, which holds no capability.
 //

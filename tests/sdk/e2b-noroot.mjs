@@ -1,5 +1,5 @@
 // tests/sdk/e2b-noroot.mjs: the official E2B JavaScript SDK against
-// `sandboxio serve --api e2b --e2b-image sandboxio/e2b-base:1 --no-e2b-root`:
+// `sandboxio serve --api e2b --e2b-image sandboxio/e2b-base:2 --no-e2b-root`:
 // template base is E2B's flavour (user `user`), and envd's user "root" is
 // refused with permission_denied, naming the option.
 //
