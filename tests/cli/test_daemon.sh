@@ -21,8 +21,10 @@
 # one at its lifetime, and the reaper removes one that was frozen (docker
 # pause) so that its init could not. Every sandbox carries a tenant dmn-$$-*.
 #
-# Needs dockerd, python3, setpriv and the image sandboxio/python:3.11. No
-# network traffic: the sandboxes have none. The last line is "N passed, N
+# Needs dockerd, python3, setpriv and the image sandboxio/python:3.11, or,
+# with SBX_TEST_ENGINE=SOCKET, the engine serving that socket (make
+# contract-podman runs the suite on rootful Podman). No network traffic: the
+# sandboxes have none. The last line is "N passed, N
 # failed"; the exit status is non-zero when anything failed.
 set -u
 
@@ -31,6 +33,8 @@ WORK_NAME=sbx-daemon-test
 . "$(dirname "$0")/lib.sh"
 INIT=${SANDBOXIO_INIT:-$root/build/sbx-init}
 unset SANDBOXIO_INIT SANDBOXIO_DAEMON SANDBOXIO_HOSTS_FILE DOCKER_HOST
+ENGINE=${SBX_TEST_ENGINE:-/var/run/docker.sock}
+[ -n "${SBX_TEST_ENGINE:-}" ] && export DOCKER_HOST=unix://$ENGINE
 unset SANDBOXIO_BACKEND
 chmod 755 "$work" # the group's client below must reach its socket
 sock=$work/run/d.sock
@@ -58,11 +62,11 @@ via() { # ID PREFIX...
 	esac
 }
 label() { # ID NAME
-	curl -fsS --unix-socket /var/run/docker.sock "http://localhost/v1.41/containers/$1/json" |
+	curl -fsS --unix-socket "$ENGINE" "http://localhost/v1.41/containers/$1/json" |
 		$PY -c 'import json,sys; print(json.load(sys.stdin)["Config"]["Labels"]["io.sandboxio." + sys.argv[1]])' "$2"
 }
 running() {
-	curl -fsS --unix-socket /var/run/docker.sock "http://localhost/v1.41/containers/$1/json" 2>/dev/null |
+	curl -fsS --unix-socket "$ENGINE" "http://localhost/v1.41/containers/$1/json" 2>/dev/null |
 		$PY -c 'import json,sys; print(json.load(sys.stdin)["State"]["Running"])' 2>/dev/null
 }
 
@@ -495,7 +499,7 @@ done
 # K: served again after the restart, then ended by its init at its lifetime.
 # F: frozen (docker pause) so that its init cannot end it: the reaper must.
 F=$(D create --tenant "$T-frozen" --lifetime 30 2>"$work/err")
-curl -fsS -X POST --unix-socket /var/run/docker.sock "http://localhost/v1.41/containers/$F/pause" ||
+curl -fsS -X POST --unix-socket "$ENGINE" "http://localhost/v1.41/containers/$F/pause" ||
 	bad "pause F"
 K=$(D create --tenant "$T-kill" --lifetime 25 2>>"$work/err")
 [ -n "$K" ] && [ -n "$F" ] && [ "$(via "$K" D)" = channel ] || bad "create K, F" "$(cat "$work/err")"

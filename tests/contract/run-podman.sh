@@ -4,12 +4,14 @@
 # on a socket under a temporary directory and pointed at with DOCKER_HOST.
 #
 # Rootful (as root, runtime runc: crun refuses this host's cgroup v1
-# hierarchy): the default image is loaded from dockerd (`docker save |
-# podman load`) unless Podman has it, then the contract suite of the six
-# controls (test_controls), the teardown suite, the pools' suite and the
-# official E2B SDK's basic flow through `sandboxio serve --api e2b`
-# (tests/sdk/run-e2b.sh, e2b.mjs) run against it, and `sandboxio doctor`
-# must name Podman.
+# hierarchy): the default image and the E2B flavour's are loaded from
+# dockerd (`docker save | podman load`) unless Podman has them, then the contract suite of the six
+# controls (test_controls), the teardown suite, the pools' suite, the
+# official E2B SDK's proofs through `sandboxio serve --api e2b`
+# (tests/sdk/run-e2b.sh, every script) and the daemon's suite (the fast
+# run path over the init's channel, adoption after the daemon's death, the
+# reaper: tests/cli/test_daemon.sh) run against it, and `sandboxio doctor` must
+# name Podman.
 #
 # Rootless (as an unprivileged user made here, with subuid and subgid
 # ranges of its own and an XDG_RUNTIME_DIR): doctor must say rootless, and
@@ -26,6 +28,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CLI=${SBX_CLI:-$ROOT/$B/sandboxio}
 export SANDBOXIO_INIT=${SANDBOXIO_INIT:-$ROOT/build/sbx-init}
 IMAGE=sandboxio/python:3.11
+E2B_IMAGE=sandboxio/e2b-base:2 # the E2B server's flavour (scripts/test.sh builds it)
 USER_RL=sbx-podman-rl
 TMP=$(mktemp -d /tmp/sbx-podman.XXXXXX)
 chmod 0755 "$TMP"
@@ -110,11 +113,13 @@ start_service "$ROOTFUL" podman --runtime runc system service --time=0 "unix://$
 export DOCKER_HOST=unix://$ROOTFUL
 # Rootful services share Podman's storage: what was there before is not ours.
 before=$(ours_left "$ROOTFUL")
-if ! podman --url "$DOCKER_HOST" image exists "$IMAGE"; then
-	# From dockerd, whatever DOCKER_HOST says (it names Podman here).
-	DOCKER_HOST=unix:///var/run/docker.sock docker save "$IMAGE" |
-		podman --url "$DOCKER_HOST" load >/dev/null
-fi
+for img in "$IMAGE" "$E2B_IMAGE"; do
+	if ! podman --url "$DOCKER_HOST" image exists "$img"; then
+		# From dockerd, whatever DOCKER_HOST says (it names Podman here).
+		DOCKER_HOST=unix:///var/run/docker.sock docker save "$img" |
+			podman --url "$DOCKER_HOST" load >/dev/null
+	fi
+done
 out=$("$CLI" doctor 2>&1 || true)
 if grep -q 'Podman 4\?[0-9.]*.*rootful' <<<"$out"; then
 	ok "rootful: doctor names Podman, rootful"
@@ -129,13 +134,20 @@ for t in test_controls test_docker_teardown test_docker_pool; do
 		bad "rootful: $t"
 	fi
 done
-# The E2B-compatible server under the official SDK's basic flow.
-echo "== tests/sdk/run-e2b.sh (e2b.mjs) on rootful Podman"
-if SBX_E2B_SCRIPTS=e2b.mjs SBX_E2B_FLAVOUR_SCRIPTS= SBX_E2B_NOROOT_SCRIPTS= SBX_CLI=$CLI \
-	bash "$ROOT/tests/sdk/run-e2b.sh"; then
-	ok "rootful: the E2B SDK's basic flow through sandboxio serve"
+# The E2B-compatible server under every proof of the official SDK (the
+# scripts read containers on the engine's socket, DOCKER_SOCKET).
+echo "== tests/sdk/run-e2b.sh on rootful Podman"
+if DOCKER_SOCKET=$ROOTFUL SBX_CLI=$CLI bash "$ROOT/tests/sdk/run-e2b.sh"; then
+	ok "rootful: the E2B SDK's proofs through sandboxio serve"
 else
-	bad "rootful: the E2B SDK's basic flow through sandboxio serve"
+	bad "rootful: the E2B SDK's proofs through sandboxio serve"
+fi
+# The daemon and its runs over the init's channel.
+echo "== tests/cli/test_daemon.sh on rootful Podman"
+if SBX_TEST_ENGINE=$ROOTFUL SBX_CLI=$CLI bash "$ROOT/tests/cli/test_daemon.sh"; then
+	ok "rootful: the daemon's suite"
+else
+	bad "rootful: the daemon's suite"
 fi
 n=$(ours_left "$ROOTFUL")
 [ "$n" = "$before" ] && ok "rootful: no sandbox left" ||
