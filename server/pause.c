@@ -70,7 +70,8 @@ int sbxs_box_pause(struct sbxs_box *b, char *err, size_t esize)
 	b->paused = 1;
 	b->paused_mono = now;
 	b->left_ms = b->end_mono > now ? b->end_mono - now : 0;
-	b->end_mono = now + srv->pause_max_ms;
+	b->end_mono =
+		now + (srv->pause_max_ms > b->paused_ms ? srv->pause_max_ms - b->paused_ms : 0);
 	pthread_mutex_unlock(&srv->mu);
 	return 0;
 }
@@ -99,6 +100,7 @@ int sbxs_box_resume(struct sbxs_box *b, char *err, size_t esize)
 	pthread_mutex_lock(&srv->mu);
 	now = sbx__mono_ms();
 	paused_for = now - b->paused_mono;
+	b->paused_ms += paused_for;
 	b->paused = 0;
 	b->life_mono += paused_for;
 	b->end_mono = now + b->left_ms;

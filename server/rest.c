@@ -133,8 +133,16 @@ static enum MHD_Result change_end(struct sbxs_server *srv,
 	}
 	if (want > b->life_mono)
 		want = b->life_mono;
-	if (how == END_SET || want > b->end_mono)
+	if (b->paused) {
+		/* The timeout it will have once resumed: the pause keeps its
+		 * bound (server/pause.c), which no timeout moves. */
+		uint64_t left = want > now ? want - now : 0;
+
+		if (how == END_SET || left > b->left_ms)
+			b->left_ms = left;
+	} else if (how == END_SET || want > b->end_mono) {
 		b->end_mono = want;
+	}
 	pthread_mutex_unlock(&srv->mu);
 	if (ok_body) {
 		json_t *j = ok_body;

@@ -159,9 +159,12 @@ struct sbxs_box {
 	json_t *metadata, *network;
 	int internet; /* allow_internet_access: -1 not given */
 	/* Paused (server/pause.c): the pause holds the busy slot, end_mono is
-	 * the pause bound, and left_ms the timeout it had left. */
+	 * the pause bound, and left_ms the timeout it has once resumed (a
+	 * timeout set while paused moves that, never the bound); paused_ms is
+	 * the time paused over its life, which the bound counts, as the
+	 * library's does. */
 	int paused, auto_pause;
-	uint64_t paused_mono, left_ms;
+	uint64_t paused_mono, left_ms, paused_ms;
 	int64_t started_wall;
 	uint64_t started_mono, end_mono, life_mono; /* ms */
 	uint64_t run_timeout_ms;

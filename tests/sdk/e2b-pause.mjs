@@ -45,7 +45,8 @@ async function until(id, want) {
 const sbx = await Sandbox.create({ metadata, timeoutMs: 600_000 })
 
 await step('pause, state, refused commands, connect',
-	['Sandbox.pause', 'Sandbox.betaPause', 'Sandbox.getInfo', 'Sandbox.list', 'Sandbox.connect'],
+	['Sandbox.pause', 'Sandbox.betaPause', 'Sandbox.getInfo', 'Sandbox.list', 'Sandbox.connect',
+		'Sandbox.setTimeout while paused'],
 	async () => {
 	await sbx.files.write('/home/user/kept.txt', 'kept across the pause\n')
 	const r = await sbx.commands.run('echo before')
@@ -65,8 +66,16 @@ await step('pause, state, refused commands, connect',
 		e !== undefined && e.name === 'SandboxNotFoundError', e && `${e.name}: ${e.message}`)
 	const fe = await thrown(() => sbx.files.read('/home/user/kept.txt'))
 	check('a file read on a paused sandbox fails', fe !== undefined, fe && fe.message)
+	// A timeout set while paused is the one it gets once resumed: the
+	// pause keeps its own bound, which no timeout moves.
+	const bound = (await sbx.getInfo()).endAt
+	await Sandbox.setTimeout(sbx.sandboxId, 30_000)
+	const moved = (await sbx.getInfo()).endAt
+	check('a timeout set while paused leaves the pause bound where it was',
+		moved.getTime() === bound.getTime(), `${bound.toISOString()} -> ${moved.toISOString()}`)
 
-	const again = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 600_000 })
+	// Within the lifetime fixed at create (600 s), whatever time went by.
+	const again = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 300_000 })
 	const after = await again.getInfo()
 	check('connect resumes it: running', after.state === 'running', after.state)
 	check('the file survived', (await again.files.read('/home/user/kept.txt')) === 'kept across the pause\n')
