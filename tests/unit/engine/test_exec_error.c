@@ -6,7 +6,8 @@
  * which the sandbox can write: a secret in it is redacted (one outside
  * ASCII too), and no control byte of it (an escape sequence, a line of its
  * own) reaches the caller's message, which the CLI prints on a terminal and
- * the audit keeps.
+ * the audit keeps. And a detached exec's start, which dockerd answers with
+ * an empty body and Podman with a newline: both start it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -125,6 +126,33 @@ static void test_exec_error__no_exit_report_quotes_the_init(void **state)
 	free(answer.b);
 }
 
+/* A detached exec (code contexts): its start is answered with an empty
+ * body by dockerd and with a newline by Podman; both are a start. */
+static void test_exec_error__detached_start_answers(void **state)
+{
+	static const char *const argv[] = {"prog", NULL};
+	static const char *const bodies[] = {"", "\n"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		struct sbx__docker d = {0};
+		struct sbx__docker_box b = {.id = "fakebox"};
+		struct sbx__run_req req = {.argv = argv, .workdir = "/", .timeout_ms = 10000};
+		const struct fake_route routes[] = {
+			{"POST", "/containers/fakebox/exec", 201, "{\"Id\":\"e1\"}"},
+			{"POST", "/exec/e1/start", 200, bodies[i]},
+		};
+		struct fake_engine *fe = fake_engine_start(routes, 2);
+
+		assert_non_null(fe);
+		assert_int_equal(sbx__http_init(&d.http, fake_engine_socket(fe), 5000), 0);
+		assert_int_equal(sbx__docker_spawn(&d, &b, &req), 0);
+		assert_int_equal(fake_engine_count(fe, "POST", "/exec/e1/start"), 1);
+		sbx__http_done(&d.http);
+		fake_engine_stop(fe);
+	}
+}
+
 /* The quoting itself: bounded, never a cut escape, stops at a NUL. */
 static void test_exec_error__quote_bounds(void **state)
 {
@@ -147,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_exec_error__protocol_error_quotes_the_init),
 		cmocka_unit_test(test_exec_error__no_exit_report_quotes_the_init),
 		cmocka_unit_test(test_exec_error__quote_bounds),
+		cmocka_unit_test(test_exec_error__detached_start_answers),
 	};
 
 	return cmocka_run_group_tests_name("exec errors", tests, NULL, NULL);
