@@ -139,6 +139,13 @@ static int remove_container(struct sbx__docker *d, const char *id)
 
 	snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
 	rc = sbx__docker_call(d, "DELETE", path, NULL, 0, &status, NULL);
+	if (rc < 0 && status == 500 &&
+	    strstr(sbx_error_last()->message, "container state improper")) {
+		/* Podman, for a frozen container: the force stopped it, then
+		 * refused to remove it "stopped". Once more, now that it is. */
+		sbx__error_clear();
+		rc = sbx__docker_call(d, "DELETE", path, NULL, 0, &status, NULL);
+	}
 	if (rc == SBX_ENOTFOUND) { /* gone already (AutoRemove at the init's deadline) */
 		sbx__error_clear();
 		return 0;

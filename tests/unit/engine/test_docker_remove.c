@@ -115,6 +115,24 @@ static void test_remove__wait_fails(void **state)
 	stop(&f);
 }
 
+/* Podman answers the force removal of a frozen container with 500
+ * "container state improper: stopped" once it has stopped it: asked once
+ * more, never more than that. */
+static void test_remove__podman_improper_state_asked_again(void **state)
+{
+	static const struct fake_route r[] = {
+		{"DELETE", "/containers/box5", 500,
+		 "{\"cause\":\"container state improper\",\"message\":\"container state "
+		 "improper: stopped\",\"response\":500}"}};
+	struct fx f;
+
+	(void)state;
+	start(&f, r, 1);
+	assert_true(sbx__docker_remove(&f.d, "box5") < 0);
+	assert_int_equal(fake_engine_count(f.fe, "DELETE", "/containers/box5"), 2);
+	stop(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -123,6 +141,7 @@ int main(void)
 		cmocka_unit_test(test_remove__in_progress_waits_for_removal),
 		cmocka_unit_test(test_remove__in_progress_then_gone),
 		cmocka_unit_test(test_remove__wait_fails),
+		cmocka_unit_test(test_remove__podman_improper_state_asked_again),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
