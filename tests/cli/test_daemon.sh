@@ -34,7 +34,11 @@ WORK_NAME=sbx-daemon-test
 INIT=${SANDBOXIO_INIT:-$root/build/sbx-init}
 unset SANDBOXIO_INIT SANDBOXIO_DAEMON SANDBOXIO_HOSTS_FILE DOCKER_HOST
 ENGINE=${SBX_TEST_ENGINE:-/var/run/docker.sock}
+# Another engine is the daemons' and the direct runs' (DOCKER_HOST); a
+# client of a daemon names none, the daemon having made that choice at its
+# start: each such command runs under $CL, which takes it away.
 [ -n "${SBX_TEST_ENGINE:-}" ] && export DOCKER_HOST=unix://$ENGINE
+CL="env -u DOCKER_HOST"
 unset SANDBOXIO_BACKEND
 chmod 755 "$work" # the group's client below must reach its socket
 sock=$work/run/d.sock
@@ -42,7 +46,7 @@ daemon_pid=
 extra_pids=
 
 # Through the daemon (no engine-side choice of ours); direct.
-D() { SANDBOXIO_DAEMON=$sock "$CLI" "$@"; }
+D() { $CL SANDBOXIO_DAEMON="$sock" "$CLI" "$@"; }
 N() { SANDBOXIO_INIT=$INIT "$CLI" --no-daemon "$@"; }
 
 start_daemon() { # ARGS...: waits for its ready line
@@ -136,7 +140,7 @@ SANDBOXIO_INIT=$INIT "$CLI" daemon --socket "$sock" >/dev/null 2>"$work/err"
 rc=$?
 [ $rc = 125 ] && grep -q "a daemon already answers at $sock" "$work/err" &&
 	ok "a second daemon on the same socket is refused" || bad "second daemon" "$rc $(cat "$work/err")"
-setpriv --reuid nobody --regid nogroup --clear-groups env SANDBOXIO_DAEMON="$sock" \
+setpriv --reuid nobody --regid nogroup --clear-groups $CL SANDBOXIO_DAEMON="$sock" \
 	"$CLI" ls >/dev/null 2>"$work/err"
 rc=$?
 [ $rc = 125 ] && grep -q "does not answer: Permission denied" "$work/err" &&
@@ -157,7 +161,7 @@ done
 	[ "$(stat -c '%a %G' "$gsock")" = "660 nogroup" ] &&
 	ok "--group: directory 0750, socket 0660, group nogroup" ||
 	bad "--group modes" "$(stat -c '%a %G' "$work/grun" "$gsock" | tr '\n' ' ') $(cat "$work/gout")"
-setpriv --reuid nobody --regid nogroup --clear-groups env SANDBOXIO_DAEMON="$gsock" \
+setpriv --reuid nobody --regid nogroup --clear-groups $CL SANDBOXIO_DAEMON="$gsock" \
 	"$CLI" --json ls --tenant "$T-none" >"$work/out" 2>"$work/err"
 rc=$?
 [ $rc = 0 ] && [ "$(cat "$work/out")" = "[]" ] &&
@@ -241,11 +245,11 @@ D exec "$c1" -- true 2>"$work/err"
 	bad "exec after rm" "$(cat "$work/err")"
 
 # ===== Routes =====
-SANDBOXIO_INIT=$INIT SANDBOXIO_DAEMON=$sock "$CLI" exec "$M" -- true 2>"$work/err"
+$CL SANDBOXIO_INIT="$INIT" SANDBOXIO_DAEMON="$sock" "$CLI" exec "$M" -- true 2>"$work/err"
 [ $? = 125 ] && grep -q "SANDBOXIO_INIT: the daemon makes this choice itself" "$work/err" &&
 	ok "a named daemon with an engine-side choice of ours is refused, naming it" ||
 	bad "engine-side choice" "$(cat "$work/err")"
-"$CLI" --daemon "$work/none.sock" exec "$M" -- true 2>"$work/err"
+$CL "$CLI" --daemon "$work/none.sock" exec "$M" -- true 2>"$work/err"
 [ $? = 125 ] && grep -q "the daemon at $work/none.sock does not answer" "$work/err" &&
 	ok "--daemon PATH that does not answer fails (125)" || bad "--daemon none" "$(cat "$work/err")"
 [ "$(via "$M" env SANDBOXIO_DAEMON=none "$CLI")" = exec ] &&
@@ -258,10 +262,13 @@ if [ ! -e /run/sandboxio/sandboxio.sock ]; then
 		[ "$(via "$M" "$CLI")" = exec ] &&
 		ok "no daemon at the default socket: direct, silently" || bad "default fallback" "$(cat "$work/err")"
 fi
-[ "$(via "$M" "$CLI" --daemon "$sock")" = channel ] &&
+[ "$(via "$M" $CL "$CLI" --daemon "$sock")" = channel ] &&
 	ok "--daemon PATH: through that daemon" || bad "--daemon PATH"
 
-out=$(S=secret-value-$$ D exec --secret S "$M" -- sh -c 'grep ^PPid: /proc/$PPID/status' 2>&1)
+# Direct, to the engine this command names (DOCKER_HOST, which a run with
+# secrets takes from its environment even with a daemon named).
+out=$(S=secret-value-$$ SANDBOXIO_DAEMON=$sock "$CLI" exec --secret S "$M" -- \
+	sh -c 'grep ^PPid: /proc/$PPID/status' 2>&1)
 [ "$out" = "$(printf 'PPid:\t0')" ] && ok "an exec with --secret goes direct" || bad "--secret" "$out"
 
 # ===== Audit: the client =====
@@ -471,7 +478,7 @@ for way in D N; do
 	# the command itself in the background (not a function's subshell), so
 	# that the signal reaches it
 	if [ $way = D ]; then
-		SANDBOXIO_DAEMON=$sock "$CLI" exec "$id" -- sh -c 'echo started; exec sleep 1000' \
+		$CL SANDBOXIO_DAEMON="$sock" "$CLI" exec "$id" -- sh -c 'echo started; exec sleep 1000' \
 			>"$work/int.out" 2>"$work/int.$way" &
 	else
 		SANDBOXIO_INIT=$INIT "$CLI" --no-daemon exec "$id" -- sh -c 'echo started; exec sleep 1000' \
@@ -544,7 +551,7 @@ SANDBOXIO_INIT=$INIT "$CLI" daemon --socket "$bsock" --background --pid-file "$w
 rc=$?
 bpid=$(cat "$work/bg.pid" 2>/dev/null)
 [ $rc = 0 ] && [ "$(cat "$work/out")" = ready ] && [ -n "$bpid" ] && kill -0 "$bpid" &&
-	SANDBOXIO_DAEMON=$bsock "$CLI" --json ls --tenant "$T-none" >/dev/null &&
+	$CL SANDBOXIO_DAEMON="$bsock" "$CLI" --json ls --tenant "$T-none" >/dev/null &&
 	ok "--background: ready, exit 0, a pid file of the live daemon, which serves" ||
 	bad "--background" "rc $rc $(cat "$work/out" "$work/err")"
 if [ -n "$bpid" ]; then
