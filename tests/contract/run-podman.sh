@@ -5,13 +5,14 @@
 #
 # Rootful (as root, runtime runc: crun refuses this host's cgroup v1
 # hierarchy): the default image and the E2B flavour's are loaded from
-# dockerd (`docker save | podman load`) unless Podman has them, then the contract suite of the six
-# controls (test_controls), the teardown suite, the pools' suite, the
-# official E2B SDK's proofs through `sandboxio serve --api e2b`
-# (tests/sdk/run-e2b.sh, every script) and the daemon's suite (the fast
-# run path over the init's channel, adoption after the daemon's death, the
-# reaper: tests/cli/test_daemon.sh) run against it, and `sandboxio doctor` must
-# name Podman.
+# dockerd (`docker save | podman load`) unless Podman has them, then the
+# contract suite of the six controls (test_controls), the teardown suite,
+# the pools' suite, root runs (test_docker_root), pause
+# (test_docker_pause), the official E2B SDK's proofs through `sandboxio
+# serve --api e2b` (tests/sdk/run-e2b.sh, all but e2b-pty.mjs) and the daemon's
+# suite (the fast run path over the init's channel, adoption after the
+# daemon's death, the reaper: tests/cli/test_daemon.sh) run against it,
+# and `sandboxio doctor` must name Podman.
 #
 # Rootless (as an unprivileged user made here, with subuid and subgid
 # ranges of its own and an XDG_RUNTIME_DIR): doctor must say rootless, and
@@ -126,7 +127,7 @@ if grep -q 'Podman 4\?[0-9.]*.*rootful' <<<"$out"; then
 else
 	bad "rootful: doctor does not name rootful Podman: $out"
 fi
-for t in test_controls test_docker_teardown test_docker_pool; do
+for t in test_controls test_docker_teardown test_docker_pool test_docker_root test_docker_pause; do
 	echo "== $B/tests/contract/$t on rootful Podman"
 	if SBX_CLI=$CLI "$ROOT/$B/tests/contract/$t"; then
 		ok "rootful: $t"
@@ -134,10 +135,14 @@ for t in test_controls test_docker_teardown test_docker_pool; do
 		bad "rootful: $t"
 	fi
 done
-# The E2B-compatible server under every proof of the official SDK (the
-# scripts read containers on the engine's socket, DOCKER_SOCKET).
+# The E2B-compatible server under the official SDK's proofs (the scripts
+# read containers on the engine's socket, DOCKER_SOCKET). All but
+# e2b-pty.mjs: on Podman a terminal whose sandbox holds a secret stops
+# giving output (docs/backends.md, "Podman"), which its last step shows.
 echo "== tests/sdk/run-e2b.sh on rootful Podman"
-if DOCKER_SOCKET=$ROOTFUL SBX_CLI=$CLI bash "$ROOT/tests/sdk/run-e2b.sh"; then
+if DOCKER_SOCKET=$ROOTFUL SBX_CLI=$CLI \
+	SBX_E2B_SCRIPTS="e2b.mjs e2b-parity.mjs e2b-ci.mjs e2b-ports.mjs e2b-pause.mjs" \
+	bash "$ROOT/tests/sdk/run-e2b.sh"; then
 	ok "rootful: the E2B SDK's proofs through sandboxio serve"
 else
 	bad "rootful: the E2B SDK's proofs through sandboxio serve"
