@@ -121,9 +121,27 @@ int sbx__podman_check(const struct sbx__docker *d, const sbx_policy *p)
 			      SBX_UID_BASE);
 }
 
+/* Whether path is a directory (not a link) of this process's user that
+ * no one else may write in: else another user could swap the profile
+ * between its write and the engine's read ($XDG_RUNTIME_DIR may be /tmp). */
+static int dir_ours(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return sbx__error_os(SBX_ERROR, errno, "stat %s", path);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
+		return sbx__error_set(SBX_EDENIED, SBX_ERRCLASS_ENGINE,
+				      "%s is not a directory of uid %u that only it may write in: "
+				      "the seccomp profile Podman reads is not put there",
+				      path, (unsigned)geteuid());
+	return 0;
+}
+
 static int seccomp_dir(char *out, size_t len, int make)
 {
 	const char *xdg;
+	int rc;
 
 	if (geteuid() == 0) {
 		snprintf(out, len, SBX_RUN_DIR "/seccomp");
@@ -142,11 +160,15 @@ static int seccomp_dir(char *out, size_t len, int make)
 					      "XDG_RUNTIME_DIR is too long");
 		if (make && mkdir(out, 0700) < 0 && errno != EEXIST)
 			return sbx__error_os(SBX_ERROR, errno, "make %s", out);
+		if (make && (rc = dir_ours(out)) < 0)
+			return rc;
 		snprintf(out + strlen(out), len - strlen(out), "/seccomp");
 	}
 	/* Searchable by the engine's user, listable by nobody else. */
 	if (make && mkdir(out, 0711) < 0 && errno != EEXIST)
 		return sbx__error_os(SBX_ERROR, errno, "make %s", out);
+	if (make && (rc = dir_ours(out)) < 0)
+		return rc;
 	return 0;
 }
 

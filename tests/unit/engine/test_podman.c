@@ -2,7 +2,8 @@
  * tests/unit/engine/test_podman.c: where the docker backend's Podman flavour
  * differs (engine/podman.c). The seccomp profile's file: the sandbox's own,
  * 0600 and the engine's user's, never written through what is already
- * there, removed, and swept only when its sandbox is gone. The refusals:
+ * there, never in a folder another user may write in, removed, and swept
+ * only when its sandbox is gone. The refusals:
  * a scripted Engine answers /version and /info as Podman 4.3.1 does
  * (rootful or rootless, cgroup v1 or v2, crun or runc), and a create is
  * refused naming what is missing before any container is asked for. The
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -72,6 +74,72 @@ static void test_podman__seccomp_file_is_own_0600_and_goes(void **state)
 	assert_int_equal(
 		sbx__podman_seccomp_write(&d, "../../etc/x", PROFILE, again, sizeof(again)),
 		SBX_EINVALID);
+}
+
+/* Not root, the profile goes under $XDG_RUNTIME_DIR/sandboxio, which may
+ * be a place others write in (/tmp): a folder there that is not the
+ * caller's alone (another user's, or open to others) is refused, and
+ * nothing is written. Run as nobody in a child. */
+static void test_podman__seccomp_dir_of_another_refused(void **state)
+{
+	char xdg[] = "/tmp/sbx-podman-xdg.XXXXXX", sub[96], path[320];
+	struct sbx__docker d = {0};
+	int status = -1;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* it needs to become nobody */
+	assert_non_null(mkdtemp(xdg));
+	assert_int_equal(chmod(xdg, 0777), 0);
+	snprintf(sub, sizeof(sub), "%s/sandboxio", xdg);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char session[32];
+		int bad = 0;
+
+		if (setgid(65534) != 0 || setuid(65534) != 0 ||
+		    setenv("XDG_RUNTIME_DIR", xdg, 1) != 0)
+			_exit(2);
+		session_name(session, sizeof(session), 3);
+		/* Ours but open to others. */
+		if (mkdir(sub, 0700) != 0 || chmod(sub, 0777) != 0)
+			_exit(3);
+		bad |= sbx__podman_seccomp_write(&d, session, PROFILE, path, sizeof(path)) !=
+		       SBX_EDENIED;
+		bad |= !strstr(sbx_error_last()->message, "only it may write in");
+		/* Ours and closed: written. */
+		bad |= chmod(sub, 0700) != 0;
+		bad |= sbx__podman_seccomp_write(&d, session, PROFILE, path, sizeof(path)) != 0;
+		sbx__podman_seccomp_remove(session);
+		_exit(bad ? 1 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* Another user's (root's, here), 0700: refused as well. */
+	snprintf(path, sizeof(path), "%s/seccomp", sub);
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(rmdir(sub), 0);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char session[32];
+
+		if (setgid(65534) != 0 || setuid(65534) != 0 ||
+		    setenv("XDG_RUNTIME_DIR", xdg, 1) != 0)
+			_exit(2);
+		session_name(session, sizeof(session), 4);
+		_exit(sbx__podman_seccomp_write(&d, session, PROFILE, path, sizeof(path)) < 0 ? 0
+											      : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	rmdir(sub);
+	rmdir(xdg);
 }
 
 static const char *alive_session;
@@ -220,6 +288,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_podman__seccomp_file_is_own_0600_and_goes),
+		cmocka_unit_test(test_podman__seccomp_dir_of_another_refused),
 		cmocka_unit_test(test_podman__seccomp_sweep_takes_only_gone),
 		cmocka_unit_test(test_podman__rootless_refuses_what_it_cannot_give),
 		cmocka_unit_test(test_podman__rootful_refuses_crun_on_v1_and_gvisor),
