@@ -41,89 +41,52 @@ static void stop(struct fx *f)
 	fake_engine_stop(f->fe);
 }
 
-/* The event is in the log when the end is: one look. */
-static void test_oom__logged_before_the_end(void **state)
+/* One case: the Engine's answers to the wait and to /events, the verdict,
+ * and how many times the log was asked. */
+struct oom_case {
+	const char *what;
+	unsigned wait_status;
+	const char *wait_body, *events;
+	int oom, asked;
+};
+
+static const struct oom_case cases[] = {
+	/* The event is in the log when the end is: one look. */
+	{"logged before the end", 200, "{\"StatusCode\":137}", OOM_EVENT, 1, 1},
+	/* Killed (137) with no event yet: the log is followed, a second call. */
+	{"SIGKILL, no event yet", 200, "{\"StatusCode\":137}", "", 0, 2},
+	/* Gone already (AutoRemove): how it ended is unknown, so followed too. */
+	{"gone already", 404, "{\"message\":\"No such container\"}", "", 0, 2},
+	/* Any other end was not the OOM killer's: no wait for an event. */
+	{"another end", 200, "{\"StatusCode\":1}", "", 0, 1},
+	/* An Engine that fails the wait cannot tell: not an OOM, nothing asked. */
+	{"the wait failed", 500, "{\"message\":\"boom\"}", OOM_EVENT, 0, 0},
+};
+
+static void test_oom__each_order_of_end_and_event(void **state)
 {
-	static const struct fake_route r[] = {
-		{"POST", "/containers/box1/wait", 200, "{\"StatusCode\":137}"},
-		{"GET", "/events", 200, OOM_EVENT}};
-	struct fx f;
-
 	(void)state;
-	start(&f, r, 2);
-	assert_int_equal(sbx__docker_ended_by_oom(&f.d, "box1", 1), 1);
-	assert_int_equal(fake_engine_count(f.fe, "GET", "/events"), 1);
-	stop(&f);
-}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct oom_case *c = &cases[i];
+		const struct fake_route r[] = {
+			{"POST", "/containers/box1/wait", c->wait_status, c->wait_body},
+			{"GET", "/events", 200, c->events}};
+		struct fx f;
+		int oom, asked;
 
-/* Killed (137) with no event yet: the log is followed, a second call. */
-static void test_oom__sigkill_follows_the_log(void **state)
-{
-	static const struct fake_route r[] = {
-		{"POST", "/containers/box1/wait", 200, "{\"StatusCode\":137}"},
-		{"GET", "/events", 200, ""}};
-	struct fx f;
-
-	(void)state;
-	start(&f, r, 2);
-	assert_int_equal(sbx__docker_ended_by_oom(&f.d, "box1", 1), 0);
-	assert_int_equal(fake_engine_count(f.fe, "GET", "/events"), 2);
-	stop(&f);
-}
-
-/* Gone already (AutoRemove): how it ended is unknown, so followed too. */
-static void test_oom__gone_follows_the_log(void **state)
-{
-	static const struct fake_route r[] = {
-		{"POST", "/containers/box1/wait", 404, "{\"message\":\"No such container\"}"},
-		{"GET", "/events", 200, ""}};
-	struct fx f;
-
-	(void)state;
-	start(&f, r, 2);
-	assert_int_equal(sbx__docker_ended_by_oom(&f.d, "box1", 1), 0);
-	assert_int_equal(fake_engine_count(f.fe, "GET", "/events"), 2);
-	stop(&f);
-}
-
-/* Any other end was not the OOM killer's: no wait for an event. */
-static void test_oom__other_end_judged_at_once(void **state)
-{
-	static const struct fake_route r[] = {
-		{"POST", "/containers/box1/wait", 200, "{\"StatusCode\":1}"},
-		{"GET", "/events", 200, ""}};
-	struct fx f;
-
-	(void)state;
-	start(&f, r, 2);
-	assert_int_equal(sbx__docker_ended_by_oom(&f.d, "box1", 1), 0);
-	assert_int_equal(fake_engine_count(f.fe, "GET", "/events"), 1);
-	stop(&f);
-}
-
-/* An Engine that fails the wait cannot tell: not an OOM, nothing asked. */
-static void test_oom__engine_error_is_not_oom(void **state)
-{
-	static const struct fake_route r[] = {
-		{"POST", "/containers/box1/wait", 500, "{\"message\":\"boom\"}"},
-		{"GET", "/events", 200, OOM_EVENT}};
-	struct fx f;
-
-	(void)state;
-	start(&f, r, 2);
-	assert_int_equal(sbx__docker_ended_by_oom(&f.d, "box1", 1), 0);
-	assert_int_equal(fake_engine_count(f.fe, "GET", "/events"), 0);
-	stop(&f);
+		start(&f, r, 2);
+		oom = sbx__docker_ended_by_oom(&f.d, "box1", 1);
+		asked = fake_engine_count(f.fe, "GET", "/events");
+		if (oom != c->oom || asked != c->asked)
+			fail_msg("%s: oom %d, /events asked %d times", c->what, oom, asked);
+		stop(&f);
+	}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_oom__logged_before_the_end),
-		cmocka_unit_test(test_oom__sigkill_follows_the_log),
-		cmocka_unit_test(test_oom__gone_follows_the_log),
-		cmocka_unit_test(test_oom__other_end_judged_at_once),
-		cmocka_unit_test(test_oom__engine_error_is_not_oom),
+		cmocka_unit_test(test_oom__each_order_of_end_and_event),
 	};
 
 	return cmocka_run_group_tests_name("docker: ended by the memory cap", tests, NULL, NULL);
