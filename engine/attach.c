@@ -548,8 +548,9 @@ int sbx__docker_run(struct sbx__docker *d,
 		    const struct sbx__run_req *req,
 		    sbx_result *res)
 {
-	/* The init on the channel runs as the sandbox's uid and can never be
-	 * root again: a root run is an exec with the Engine's User 0. */
+	/* A root run makes a user namespace of its own before the init's
+	 * lockdown, which the channel's supervisors have had since PID 1's: it
+	 * is an exec of `sbx-init run --as-root` (init/userns.c). */
 	int rc = req->as_root ? SBX_CHAN_FALLBACK : sbx__chan_run(d, b, req, res);
 
 	if (rc != SBX_CHAN_FALLBACK)

@@ -24,27 +24,36 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
-/* Writes text to /proc/self/<name>. missing_ok: a file this kernel lacks
- * (gVisor has no setgroups; it maps gids without it) is not an error. */
-static int proc_write(const char *name, const char *text, int missing_ok)
+/* Opens /proc/self/<name> to write; missing_ok: a file this kernel lacks
+ * (gVisor has no setgroups; it maps gids without it) is -2, not an error. */
+static int proc_open(const char *name, int missing_ok)
 {
 	char path[64];
-	size_t len = strlen(text);
-	int fd, ok;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/%s", name);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (missing_ok && errno == ENOENT)
-			return 0;
+	if (fd < 0 && missing_ok && errno == ENOENT)
+		return -2;
+	if (fd < 0)
 		sbx_init_msg("run: root: cannot open %s: %s", path, strerror(errno));
-		return -1;
-	}
+	return fd;
+}
+
+/* Writes text to fd (a missing file's -2: nothing) and closes it. */
+static int proc_write(int fd, const char *name, const char *text)
+{
+	size_t len = strlen(text);
+	int ok;
+
+	if (fd == -2)
+		return 0;
 	ok = write(fd, text, len) == (ssize_t)len;
 	if (!ok)
-		sbx_init_msg("run: root: cannot write %s: %s", path, strerror(errno));
+		sbx_init_msg("run: root: cannot write /proc/self/%s: %s", name, strerror(errno));
 	close(fd);
 	return ok ? 0 : -1;
 }
@@ -53,7 +62,8 @@ int sbx_init_enter_root_ns(void)
 {
 	uid_t uid = getuid();
 	gid_t gid = getgid();
-	char map[64];
+	char umap[64], gmap[64];
+	int ufd, sfd, gfd, rc;
 
 	if (uid == 0 || gid == 0 || geteuid() != uid || getegid() != gid) {
 		sbx_init_msg("run: root: must start as the sandbox's own uid, not %u:%u",
@@ -64,11 +74,29 @@ int sbx_init_enter_root_ns(void)
 		sbx_init_msg("run: root: cannot make a user namespace: %s", strerror(errno));
 		return -1;
 	}
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
-	if (proc_write("uid_map", map, 0) != 0 || proc_write("setgroups", "deny\n", 1) != 0)
+	/*
+	 * Every process of the sandbox's uid holds every capability in this
+	 * namespace from now on, so this one stays dumpable (which opening its
+	 * own maps needs) only for the opens: then the writes, through the
+	 * open files, and the lockdown follow with no one able to open its
+	 * /proc files (docs/threat-model.md, "Runs as the sandbox's root").
+	 */
+	ufd = proc_open("uid_map", 0);
+	sfd = proc_open("setgroups", 1);
+	gfd = proc_open("gid_map", 0);
+	rc = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	snprintf(umap, sizeof(umap), "0 %u 1\n", (unsigned)uid);
+	snprintf(gmap, sizeof(gmap), "0 %u 1\n", (unsigned)gid);
+	if (ufd == -1 || sfd == -1 || gfd == -1 || rc != 0) {
+		if (rc != 0)
+			sbx_init_msg("run: root: prctl: %s", strerror(errno));
+		for (int i = 0, fds[] = {ufd, sfd, gfd}; i < 3; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
 		return -1;
-	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
-	if (proc_write("gid_map", map, 0) != 0)
+	}
+	if (proc_write(ufd, "uid_map", umap) != 0 || proc_write(sfd, "setgroups", "deny\n") != 0 ||
+	    proc_write(gfd, "gid_map", gmap) != 0)
 		return -1;
 	if (getuid() != 0 || getgid() != 0) {
 		sbx_init_msg("run: root: the namespace did not map uid 0");
