@@ -57,9 +57,11 @@ esac
 # user in a user namespace that does not map the image's root
 # (init/userns.c), so only the bits for others let it in (the image is
 # read-only either way).
-names_hook=:
+# A hook is passed only where there is one: mmdebstrap runs a hook made of
+# one word without a shell, as a program's path (a ":" there fails).
+set --
 if [ "$recipe" = e2b ]; then
-	names_hook="awk -v b=$uid_base -v n=$uid_count -v h=$home 'BEGIN { for (i = 0; i < n; i++)
+	set -- --customize-hook="awk -v b=$uid_base -v n=$uid_count -v h=$home 'BEGIN { for (i = 0; i < n; i++)
 		printf \"user:x:%d:%d::%s:/bin/bash\\n\", b + i, b + i, h }' >>\"\$1/etc/passwd\" &&
 	awk -v b=$uid_base -v n=$uid_count 'BEGIN { for (i = 0; i < n; i++)
 		printf \"user:x:%d:\\n\", b + i }' >>\"\$1/etc/group\" &&
@@ -72,6 +74,6 @@ mmdebstrap --quiet --variant=minbase --mode=root --format=tar \
 	--customize-hook="chroot \"\$1\" groupadd -g 1000 $user" \
 	--customize-hook="chroot \"\$1\" useradd -u 1000 -g 1000 -d $home -M -s /bin/bash $user" \
 	--customize-hook="mkdir -p \"\$1$home\" \"\$1/.sbx\" && chown 1000:1000 \"\$1$home\"" \
-	--customize-hook="$names_hook" \
+	"$@" \
 	--customize-hook='rm -rf "$1/var/cache/apt/archives/"*.deb "$1/var/lib/apt/lists/"*' \
 	"$suite" "$out"
