@@ -9,6 +9,7 @@
 #ifndef SBX_CGROUPS_INT_H
 #define SBX_CGROUPS_INT_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -78,6 +79,59 @@ int sbx__cgroup_read_usage(sbx_cgroup_usage *out,
 			   const char *root,
 			   const char *procroot,
 			   pid_t pid);
+
+/*
+ * The directory (PATH_MAX bytes) of the memory controller's cgroup of pid and
+ * its version (1 or 2). Same arguments and returns as sbx__cgroup_read_limits.
+ */
+int sbx__cgroup_memory_dir(
+	char *dir, int *version, const char *root, const char *procroot, pid_t pid);
+
+/* The "oom_kill" count of v1 memory cgroup dir: 0 or a negative errno. */
+int sbx__cgroup_oom_kills(const char *dir, int64_t *out);
+
+/*
+ * A witness of the memory cap's OOM killer that outlives the cgroup
+ * (cgroups/oom-watch.c). The Engine's own "oom" event is lost when the
+ * cgroup is gone before the runtime's watcher reads it, which a loaded host
+ * shows; this one is read after the end, whatever the order. One watch has
+ * one reader: each run makes its own (the kernel's count is taken by
+ * whoever reads it first).
+ */
+struct sbx__cgroup_oom_watch {
+	int on;		    /* 0 (as zeroed): no watch */
+	int efd;	    /* eventfd registered on memory.oom_control */
+	char dir[PATH_MAX]; /* the cgroup's directory */
+	int64_t kills0;	    /* its oom_kill when the watch began */
+	int64_t notes;	    /* signals taken while the cgroup was there */
+	int64_t late;	    /* signals taken once it was gone (one is the removal's) */
+};
+
+/* What a watch has seen (sbx__cgroup_oom_poll). */
+#define SBX_CGROUP_OOM_NONE 0 /* no OOM, the cgroup is there */
+#define SBX_CGROUP_OOM_YES 1  /* the OOM killer acted in the cgroup */
+#define SBX_CGROUP_OOM_GONE 2 /* the cgroup is gone, with no OOM before */
+
+/*
+ * Watches the cgroup v1 memory cgroup dir (as sbx__cgroup_memory_dir names
+ * it). Writing its cgroup.event_control takes root on the hosts measured.
+ * Returns 0, or a negative errno (-EACCES when not allowed); w is left
+ * without a watch on error.
+ */
+int sbx__cgroup_oom_watch(struct sbx__cgroup_oom_watch *w, const char *dir);
+
+/*
+ * Takes what the kernel signalled and says what the watch has seen since
+ * it began: SBX_CGROUP_OOM_YES, _GONE, _NONE, or a negative errno (-EBADF:
+ * no watch). An OOM while the cgroup is there is YES once the cgroup's own
+ * oom_kill rose (an ancestor's cap signals its descendants too). When the
+ * cgroup is gone and the kernel's signals could be the removal's alone, it
+ * waits up to wait_ms for one more before saying GONE.
+ */
+int sbx__cgroup_oom_poll(struct sbx__cgroup_oom_watch *w, int wait_ms);
+
+/* Ends the watch; w is then without one. */
+void sbx__cgroup_oom_unwatch(struct sbx__cgroup_oom_watch *w);
 
 /*
  * Compares limits read back with what the policy asked: memory in bytes, pids,

@@ -546,6 +546,27 @@ int sbx__cgroup_read_limits(sbx_cgroup_limits *out,
 	return 0;
 }
 
+int sbx__cgroup_memory_dir(
+	char *dir, int *version, const char *root, const char *procroot, pid_t pid)
+{
+	struct cg_proc pr;
+	int rc;
+
+	if (!dir || !version || !root || !procroot || pid <= 0)
+		return -EINVAL;
+	rc = cg_load_proc(&pr, procroot, pid);
+	if (rc < 0)
+		return rc;
+	return cg_locate(&pr, root, CG_MEMORY, dir, version);
+}
+
+int sbx__cgroup_oom_kills(const char *dir, int64_t *out)
+{
+	if (!dir || !out)
+		return -EINVAL;
+	return cg_read_key(dir, "memory.oom_control", "oom_kill", out);
+}
+
 int sbx__cgroup_read_usage(sbx_cgroup_usage *out, const char *root, const char *procroot, pid_t pid)
 {
 	struct cg_proc pr;
