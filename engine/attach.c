@@ -297,6 +297,7 @@ int sbx__chan_run(struct sbx__docker *d,
 	int in_open = req->stdin_fd >= 0, in_ready = 0;
 	enum run_end end = RUN_GOING;
 	sbx_cgroup_usage u0, u1;
+	_cleanup_oom_watch_ struct sbx__cgroup_oom_watch oomw = {0};
 
 	if (!c || (b->chan_no_secrets && req->has_secrets) || pthread_mutex_trylock(&c->lock) != 0)
 		return SBX_CHAN_FALLBACK;
@@ -338,6 +339,7 @@ int sbx__chan_run(struct sbx__docker *d,
 	sbx__buf_clear(&c->rx.diag);
 	c->rx.run = &run;
 	have_u0 = b->pid > 0 && sbx__cgroup_read_usage(&u0, "/sys/fs/cgroup", "/proc", b->pid) == 0;
+	sbx__docker_run_witness(b, &oomw);
 	deadline = start + req->timeout_ms + SBX_RUN_GRACE_MS;
 	w = wreq;
 	wlen = wreq_len;
@@ -466,16 +468,8 @@ int sbx__chan_run(struct sbx__docker *d,
 			run.have_exit = 1;
 			break;
 		}
-		if (delivered && sbx__docker_ended_by_oom(d, b->id, since)) {
-			/* The memory cap ended the whole sandbox (the gvisor tier:
-			 * the host's OOM killer takes the Sentry with the run). */
-			__atomic_store_n(&b->dead, SBX__DEAD_OOM, __ATOMIC_SEQ_CST);
-			if (req->ended)
-				*req->ended = SBX__ENDED_OOM;
-			run.exit = (struct sbx__frame_exit){.status = SBX_FRAME_ST_SIGNALED,
-							    .flags = SBX_FRAME_F_OOM,
-							    .code = 137,
-							    .signal = 9};
+		if (delivered && sbx__docker_box_ended_by_oom(d, b, &oomw, since)) {
+			sbx__docker_oom_end(b, req, &run.exit);
 			run.have_exit = 1;
 			break;
 		}

@@ -19,6 +19,7 @@
 #include "util/buf.h"
 #include "util/cleanup.h"
 #include "util/error-int.h"
+#include "util/frame.h"
 
 /* ===== Small helpers over the transport ===== */
 
@@ -182,10 +183,15 @@ int sbx__docker_remove(struct sbx__docker *d, const char *id)
 
 int sbx__docker_kill(struct sbx__docker *d, struct sbx__docker_box *b)
 {
+	return sbx__docker_kill_why(d, b, SBX__DEAD_KILLED);
+}
+
+int sbx__docker_kill_why(struct sbx__docker *d, struct sbx__docker_box *b, int why)
+{
 	char path[256];
 	long status = 0;
 
-	__atomic_store_n(&b->dead, SBX__DEAD_KILLED, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&b->dead, why, __ATOMIC_SEQ_CST);
 	snprintf(path, sizeof(path), "/containers/%s/kill?signal=SIGKILL", b->id);
 	return sbx__docker_call(d, "POST", path, NULL, 0, &status, NULL);
 }
@@ -266,6 +272,53 @@ static int oom_logged(struct sbx__docker *d, const char *id, long long since, in
 	rc = rc == 0 && status == 200 && sbx__docker_events_oom(resp.data, resp.len, id);
 	sbx__buf_clear(&resp);
 	return rc;
+}
+
+void sbx__docker_box_memcg(struct sbx__docker_box *b, const char *full_id, pid_t pid)
+{
+	char dir[PATH_MAX];
+	int version;
+
+	/* The cgroup must be the container's own (docker/<id> or
+	 * docker-<id>.scope): a pid that ended and was reused is not. */
+	if (pid > 0 && full_id && strlen(full_id) == 64 &&
+	    sbx__cgroup_memory_dir(dir, &version, "/sys/fs/cgroup", "/proc", pid) == 0 &&
+	    version == 1 && strstr(dir, full_id))
+		b->memcg = strdup(dir);
+}
+
+void sbx__docker_run_witness(const struct sbx__docker_box *b, struct sbx__cgroup_oom_watch *w)
+{
+	memset(w, 0, sizeof(*w));
+	if (b->memcg)
+		(void)sbx__cgroup_oom_watch(w, b->memcg);
+}
+
+void sbx__docker_oom_end(struct sbx__docker_box *b,
+			 const struct sbx__run_req *req,
+			 struct sbx__frame_exit *exit)
+{
+	__atomic_store_n(&b->dead, SBX__DEAD_OOM, __ATOMIC_SEQ_CST);
+	if (req->ended)
+		*req->ended = SBX__ENDED_OOM;
+	*exit = (struct sbx__frame_exit){.status = SBX_FRAME_ST_SIGNALED,
+					 .flags = SBX_FRAME_F_OOM,
+					 .code = 137,
+					 .signal = 9};
+}
+
+int sbx__docker_box_ended_by_oom(struct sbx__docker *d,
+				 struct sbx__docker_box *b,
+				 struct sbx__cgroup_oom_watch *w,
+				 long long since)
+{
+	/* The witness counts the kernel's own signals, so it holds in the
+	 * order that loses the Engine's event: the cgroup gone first. */
+	int seen = sbx__cgroup_oom_poll(w, OOM_WITNESS_WAIT_MS);
+
+	if (seen >= 0)
+		return seen == SBX_CGROUP_OOM_YES;
+	return sbx__docker_ended_by_oom(d, b->id, since);
 }
 
 int sbx__docker_ended_by_oom(struct sbx__docker *d, const char *id, long long since)

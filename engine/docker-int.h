@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "cgroups/cgroups-int.h"
 #include "core/backend-int.h"
 #include "engine/http-int.h"
 #include "util/cleanup.h"
@@ -98,6 +99,9 @@ struct sbx__docker_box {
 	struct sbx__chan *chan;
 	/* The docker exec of a run with a terminal in flight, or "" (engine/tty.c). */
 	char tty_exec[160];
+	/* The gvisor tier: its v1 memory cgroup, where each run keeps an OOM
+	 * witness (cgroups/oom-watch.c); NULL: none, the Engine's events tell. */
+	char *memcg;
 };
 
 /* engine/egress.c: the allowlist resolved into a plan on the host, written
@@ -151,6 +155,34 @@ int sbx__docker_kill_op(void *state, void *box);
  * ended the whole sandbox (on the gvisor tier the host kills the Sentry).
  * 0 when not, or when the Engine cannot tell. Never sets an error. */
 int sbx__docker_ended_by_oom(struct sbx__docker *d, const char *id, long long since);
+/* How long an OOM witness may wait for the kernel's second signal. */
+#define OOM_WITNESS_WAIT_MS 5000
+/* Sets b->memcg for a gvisor sandbox (full id, host pid of its init) when
+ * its memory cgroup is v1 and names the container; else leaves it NULL. */
+void sbx__docker_box_memcg(struct sbx__docker_box *b, const char *full_id, pid_t pid);
+/* A run's own OOM witness on b's cgroup, if b has one (w zeroed first). */
+void sbx__docker_run_witness(const struct sbx__docker_box *b, struct sbx__cgroup_oom_watch *w);
+/* Whether the memory cap ended sandbox b, which has ended: the run's
+ * witness w when it has one, else the Engine's events as above. */
+int sbx__docker_box_ended_by_oom(struct sbx__docker *d,
+				 struct sbx__docker_box *b,
+				 struct sbx__cgroup_oom_watch *w,
+				 long long since);
+/* Marks b and the run as ended by the memory cap (the gvisor tier: the
+ * host's OOM killer takes the Sentry with the run): its exit is a SIGKILL
+ * with the OOM flag. */
+struct sbx__frame_exit;
+void sbx__docker_oom_end(struct sbx__docker_box *b,
+			 const struct sbx__run_req *req,
+			 struct sbx__frame_exit *exit);
+/* For _sbx_cleanup_: a run's witness ends with its scope. */
+static inline void sbx__oom_unwatchp(struct sbx__cgroup_oom_watch *w)
+{
+	sbx__cgroup_oom_unwatch(w);
+}
+#define _cleanup_oom_watch_ _sbx_cleanup_(sbx__oom_unwatchp)
+/* Ends b as sbx__docker_kill does, with why (SBX__DEAD_*) as its end. */
+int sbx__docker_kill_why(struct sbx__docker *d, struct sbx__docker_box *b, int why);
 /* Whether an /events answer (JSON objects, one per line) holds an "oom"
  * event of container id: 1 or 0. */
 int sbx__docker_events_oom(const char *data, size_t len, const char *id);

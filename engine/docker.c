@@ -655,6 +655,10 @@ d_create(void *state, const sbx_policy *p, void **box_out, char **id_out, sbx_ti
 	}
 	b->chan = SBX_STEAL(&chan);
 	b->gvisor = p->min_tier == SBX_TIER_GVISOR;
+	/* The Sentry's OOM ends the whole sandbox: a witness on its cgroup,
+	 * where the host has one (cgroup v1); else the Engine's events tell. */
+	if (b->gvisor)
+		sbx__docker_box_memcg(b, b->id, pid);
 	b->chan_no_secrets = b->gvisor;
 	*box_out = b;
 	*id_out = SBX_STEAL(&id);
@@ -792,6 +796,8 @@ d_open_box(void *state, const char *id, void **box_out, sbx_policy *p, sbx_tier 
 			    json_object_get(json_object_get(info, "HostConfig"), "Runtime")))
 			    ? SBX_TIER_GVISOR
 			    : SBX_TIER_CONTAINER;
+	if (*tier_out == SBX_TIER_GVISOR)
+		sbx__docker_box_memcg(b, json_string_value(json_object_get(info, "Id")), b->pid);
 	return 0;
 }
 
@@ -803,6 +809,7 @@ static void d_release(void *state, void *box)
 	if (!b)
 		return;
 	sbx__chan_free(b->chan);
+	free(b->memcg);
 	free(b->id);
 	free(b);
 }

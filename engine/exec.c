@@ -339,6 +339,9 @@ int sbx__docker_exec(struct sbx__docker *d,
 	char path[256], body_start[64], exec_id[160], dq[SBX_ERROR_MSG_MAX];
 	long status = 0;
 	int rc = 0, eof = 0, host_timeout = 0, have_u0, dead;
+	/* The run's OOM witness spoke (gvisor): 1 the cgroup went, 2 an OOM. */
+	int host_end = 0;
+	_cleanup_oom_watch_ struct sbx__cgroup_oom_watch oomw = {0};
 	sbx_cgroup_usage u0, u1;
 	unsigned char buf[65536], ib[16384];
 	size_t text_size = 0, ilen = 0, ioff = 0;
@@ -354,6 +357,7 @@ int sbx__docker_exec(struct sbx__docker *d,
 	io.diag.cap = INIT_DIAG_MAX;
 	sbx__frame_decoder_init(&io.dec);
 	have_u0 = b->pid > 0 && sbx__cgroup_read_usage(&u0, "/sys/fs/cgroup", "/proc", b->pid) == 0;
+	sbx__docker_run_witness(b, &oomw);
 	text = exec_text(req, 1, &text_size);
 	if (!text)
 		return sbx__error_code();
@@ -386,24 +390,49 @@ int sbx__docker_exec(struct sbx__docker *d,
 	if (in_left == 0 && !in_open && !req->pty)
 		shutdown(hj.fd, SHUT_WR);
 	while (rc == 0 && !eof) {
-		struct pollfd pfds[2] = {
+		struct pollfd pfds[3] = {
 			{.fd = hj.fd, .events = POLLIN | (in_left || ilen ? POLLOUT : 0)},
+			{.fd = -1},
 			{.fd = -1}};
 		struct pollfd *pfd = &pfds[0];
 		uint64_t now = sbx__mono_ms();
 		ssize_t r;
+		int n;
 
 		if (now >= deadline) {
-			host_timeout = 1;
+			host_timeout = !host_end;
 			break;
 		}
-		if (in_open && !ilen)
+		/*
+		 * On the gvisor tier the Engine may keep an exec's stream open
+		 * after the sandbox is gone (its OOM among them): the witness
+		 * counts the cgroup's OOM and its removal, so either ends the
+		 * wait. What the stream still holds then is read, no more.
+		 */
+		if (host_end)
+			pfd->events = POLLIN;
+		else if (in_open && !ilen)
 			pfds[1] = (struct pollfd){.fd = req->stdin_fd, .events = POLLIN};
-		if (poll(pfds, 2, (int)(deadline - now)) < 0) {
+		if (oomw.on && !host_end)
+			pfds[2] = (struct pollfd){.fd = oomw.efd, .events = POLLIN};
+		n = poll(pfds, 3, host_end ? 0 : (int)(deadline - now));
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			rc = sbx__error_os(SBX_EENGINE, errno, "poll");
 			break;
+		}
+		if (n == 0 && host_end)
+			break;
+		if (pfds[2].revents) {
+			int seen = sbx__cgroup_oom_poll(&oomw, 0);
+
+			if (seen == SBX_CGROUP_OOM_YES)
+				host_end = 2;
+			else if (seen == SBX_CGROUP_OOM_GONE)
+				host_end = 1;
+			else if (seen < 0)
+				sbx__cgroup_oom_unwatch(&oomw); /* no witness: the stream alone */
 		}
 		if (pfds[1].revents && !read_stream(req, ib, sizeof(ib), &ilen)) {
 			in_open = 0; /* its end: the program's stdin ends */
@@ -494,7 +523,22 @@ int sbx__docker_exec(struct sbx__docker *d,
 		io.exit = (struct sbx__frame_exit){.status = SBX_FRAME_ST_TIMEOUT, .code = 124};
 		io.have_exit = 1;
 	}
-	if (req->pty && !io.have_exit && !__atomic_load_n(&b->dead, __ATOMIC_SEQ_CST) &&
+	/* Not when the library ended it (sbx_sandbox_kill, a timeout): its end is known. */
+	if (!io.have_exit && !__atomic_load_n(&b->dead, __ATOMIC_SEQ_CST) &&
+	    (host_end == 2 ||
+	     (oomw.on && sbx__cgroup_oom_poll(&oomw, host_end ? OOM_WITNESS_WAIT_MS : 0) ==
+				 SBX_CGROUP_OOM_YES))) {
+		/* Only the witness was asked: the container may still be
+		 * running, which the kill makes sure of. */
+		(void)sbx__docker_kill_why(d, b, SBX__DEAD_OOM);
+		sbx__error_clear();
+		sbx__docker_oom_end(b, req, &io.exit);
+		io.have_exit = 1;
+	}
+	/* With the Engine's terminal the exit comes from the exec's record,
+	 * which a gone sandbox's exec never gets. */
+	if (req->pty && !io.have_exit && !host_end &&
+	    !__atomic_load_n(&b->dead, __ATOMIC_SEQ_CST) &&
 	    (rc = tty_exit(d, exec_id, req, res->duration_ms, deadline, &io)) < 0)
 		goto out;
 	if (!io.have_exit && __atomic_load_n(&b->dead, __ATOMIC_SEQ_CST)) {

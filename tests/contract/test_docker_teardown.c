@@ -327,6 +327,8 @@ static void test_engine_teardown__twenty_concurrent_closes(void **state)
  */
 static void gvisor_pids_and_oom(sbx_sandbox *s, sbx_policy *p, long cap)
 {
+	sbx_run_options o = SBX_RUN_OPTIONS_INIT;
+	sbx_secrets *sec = NULL;
 	char bomb[512];
 	sbx_result *r;
 
@@ -348,6 +350,18 @@ static void gvisor_pids_and_oom(sbx_sandbox *s, sbx_policy *p, long cap)
 	assert_int_equal(r->status, SBX_RUN_OOM);
 	assert_true(r->limits_hit & SBX_HIT_MEMORY);
 	sbx_result_free(r);
+	sbx_sandbox_close(s);
+	/* A run with a secret takes docker exec on this tier: told the same. */
+	s = create(p);
+	assert_int_equal(sbx_secrets_new(&sec), 0);
+	assert_int_equal(sbx_secrets_add(sec, "TOKEN", "oom-witness-7Q", 14), 0);
+	o.secrets = sec;
+	r = t_run(s, "python3 -c 'b = b\"x\" * (300 << 20)'", &o);
+	assert_int_equal(r->path, SBX_RUN_PATH_EXEC);
+	assert_int_equal(r->status, SBX_RUN_OOM);
+	assert_true(r->limits_hit & SBX_HIT_MEMORY);
+	sbx_result_free(r);
+	sbx_secrets_free(sec);
 	sbx_sandbox_close(s);
 }
 
