@@ -17,7 +17,9 @@
 # into every sandbox). Installed software (/usr, /etc, /var/lib) is the
 # fresh system's own. Services are not started inside (a policy-rc.d refuses
 # them), so dockerd is the host's, already running, and its images: the
-# default image is built only when the host's dockerd lacks it.
+# default image is built only when the host's dockerd lacks it. So once the
+# tests pass, each image recipe is built there too, as a tarball that is
+# then removed: a recipe that a fresh machine cannot build fails the check.
 #
 # Usage: scripts/fresh-check.sh [WORKDIR]   (default build/fresh; as root)
 # Environment: FRESH_KEEP=1 keeps WORKDIR's root file system for a rerun
@@ -143,6 +145,11 @@ unshare --mount --propagation unchanged -- sh -c '
 	cd "$1" && pivot_root . .fresh-host && cd / && shift && exec "$@"' fresh-root "$rootfs" \
 	/usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 	LANG=C.UTF-8 CI="${CI:-}" $pass sh -c "cd '$src' && scripts/test.sh && {
+		echo 'fresh-check: the image recipes in the fresh system' &&
+		for r in python e2b; do
+			scripts/mkimage.sh --recipe \$r '$src/build/fresh-image.tar' || exit 1
+			rm -f '$src/build/fresh-image.tar'
+		done; } && {
 		[ -z '${FRESH_BENCH:-}' ] || { echo 'fresh-check: make bench in the fresh system' &&
 			make bench; }; }" || rc=$?
 t2=$(date +%s)
