@@ -448,20 +448,33 @@ kill -0 "$daemon_pid" && D exec "$M" -- true &&
 # must not keep its channel's descriptors in the daemon forever: a daemon
 # that lives long would run out of them and stop serving.
 fds() { ls "/proc/$daemon_pid/fd" | wc -l; }
-base=$(fds) # at most one more: a connection just answered, being closed
+# Each count is taken with no client connected: the connections of the
+# cases above (the stdin holders' tries among them) and of each create are
+# closed by their threads as each sees its client gone, whenever that is.
+# An accepted connection is listed in /proc/net/unix under the socket's
+# path until the daemon closes it (the listening socket has flag 00010000).
+conns() { awk -v p="$sock" '$8 == p && $4 != "00010000"' /proc/net/unix | wc -l; }
+quiet_fds() {
+	for _ in $(seq 300); do # a hang guard
+		[ "$(conns)" -eq 0 ] && break
+		sleep 0.1
+	done
+	fds
+}
+base=$(quiet_fds)
 gone_ids=
 for _ in 1 2 3; do
 	gone_ids="$gone_ids $(D create --tenant "$T-swept" --lifetime 600)"
 done
-held=$(fds)
+held=$(quiet_fds)
 # shellcheck disable=SC2086
 N rm $gone_ids >/dev/null
 G=$(D create --tenant "$T-swept" --lifetime 600)
 for _ in $(seq 300); do # a hang guard
-	[ "$(fds)" -le $((base + (held - base) / 3 + 1)) ] && break
+	[ "$(quiet_fds)" -le $((base + (held - base) / 3 + 1)) ] && break
 	sleep 0.1
 done
-now=$(fds)
+now=$(quiet_fds)
 [ "$now" -le $((base + (held - base) / 3 + 1)) ] && [ "$held" -gt "$base" ] &&
 	ok "the daemon lets go of the sandboxes removed behind its back (fds $base, $held, $now)" ||
 	bad "descriptors of removed sandboxes kept" "fds: before $base, with 3 $held, after rm + 1 create $now"
