@@ -1141,10 +1141,12 @@ PY
 rm -f "$work/spans" "$work/otlp.port"
 "$PY" "$work/otlp.py" "$work/spans" "$work/otlp.port" &
 otlp=$!
-for _ in $(seq 1 50); do
+for _ in $(seq 1 1200); do # a hang guard: the receiver says its port when it listens
 	[ -s "$work/otlp.port" ] && break
+	kill -0 "$otlp" 2>/dev/null || break
 	sleep 0.1
 done
+[ -s "$work/otlp.port" ] || bad "the OTLP receiver said no port" "$(cat "$work/spans" 2>/dev/null)"
 tid=4bf92f3577b34da6a3ce929d0e0e4736
 psid=00f067aa0ba902b7
 MYTOKEN=$SV TRACEPARENT=00-$tid-$psid-01 OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$(cat "$work/otlp.port") \

@@ -95,9 +95,13 @@ await step('kill of a paused sandbox removes it', ['Sandbox.kill'], async () => 
 
 await step('lifecycle onTimeout pause: paused at its timeout, not killed',
 	['Sandbox.create lifecycle.onTimeout pause'], async () => {
-	const ap = await Sandbox.create({ metadata, timeoutMs: 2_000, lifecycle: { onTimeout: 'pause' } })
+	// The timeout counts from before the create, so a short one could pass
+	// during a slow create and the write meet a paused sandbox: it is
+	// shortened once the file is written.
+	const ap = await Sandbox.create({ metadata, timeoutMs: 600_000, lifecycle: { onTimeout: 'pause' } })
 	try {
 		await ap.files.write('/home/user/auto.txt', 'auto\n')
+		await ap.setTimeout(1_000)
 		const st = await until(ap.sandboxId, 'paused')
 		check('its timeout paused it', st === 'paused', st)
 		const back = await Sandbox.connect(ap.sandboxId, { timeoutMs: 600_000 })
