@@ -8,6 +8,8 @@
  * init shares the sandbox with the untrusted program, so every byte is
  * treated as hostile. The host keeps its own deadline (the run's plus a
  * grace) and kills the sandbox when the init does not answer by then.
+ * Once the EXIT frame is read, the host ends the program's stdin, and the
+ * init exits only then, so no stdin is in flight when the exec ends.
  */
 #include <errno.h>
 #include <poll.h>
@@ -335,10 +337,10 @@ int sbx__docker_exec(struct sbx__docker *d,
 	struct run_io io = {.req = req};
 	const unsigned char *in = req->stdin_data;
 	size_t in_left = req->stdin_len;
-	uint64_t start = sbx__mono_ms(), deadline;
+	uint64_t start = sbx__mono_ms(), deadline, exit_at = 0;
 	char path[256], body_start[64], exec_id[160], dq[SBX_ERROR_MSG_MAX];
 	long status = 0;
-	int rc = 0, eof = 0, host_timeout = 0, have_u0, dead;
+	int rc = 0, eof = 0, host_timeout = 0, have_u0, dead, let_go = 0;
 	/* The run's OOM witness spoke (gvisor): 1 the cgroup went, 2 an OOM. */
 	int host_end = 0;
 	_cleanup_oom_watch_ struct sbx__cgroup_oom_watch oomw = {0};
@@ -390,19 +392,34 @@ int sbx__docker_exec(struct sbx__docker *d,
 	if (in_left == 0 && !in_open && !req->pty)
 		shutdown(hj.fd, SHUT_WR);
 	while (rc == 0 && !eof) {
-		struct pollfd pfds[3] = {
-			{.fd = hj.fd, .events = POLLIN | (in_left || ilen ? POLLOUT : 0)},
-			{.fd = -1},
-			{.fd = -1}};
+		struct pollfd pfds[3] = {{.fd = -1}, {.fd = -1}, {.fd = -1}};
 		struct pollfd *pfd = &pfds[0];
-		uint64_t now = sbx__mono_ms();
+		uint64_t now = sbx__mono_ms(), until = deadline;
 		ssize_t r;
 		int n;
 
-		if (now >= deadline) {
-			host_timeout = !host_end;
+		if (io.have_exit && !let_go && !req->pty) {
+			/* The report is in (it may have come with the upgrade's
+			 * answer): what the program has not read is for nobody,
+			 * and the init waits for this end before it exits
+			 * (init/run.c, await_host_letgo). */
+			let_go = 1;
+			exit_at = now;
+			in_left = 0;
+			in_open = 0;
+			ilen = ioff = 0;
+			shutdown(hj.fd, SHUT_WR);
+		}
+		/* After the report, the stream's end is waited for a while, no
+		 * more: the result is known, and the init exits on its own. */
+		if (let_go && exit_at + SBX_FRAME_LETGO_HOST_MS < until)
+			until = exit_at + SBX_FRAME_LETGO_HOST_MS;
+		if (now >= until) {
+			host_timeout = !host_end && !io.have_exit;
 			break;
 		}
+		pfds[0] = (struct pollfd){.fd = hj.fd,
+					  .events = POLLIN | (in_left || ilen ? POLLOUT : 0)};
 		/*
 		 * On the gvisor tier the Engine may keep an exec's stream open
 		 * after the sandbox is gone (its OOM among them): the witness
@@ -415,7 +432,7 @@ int sbx__docker_exec(struct sbx__docker *d,
 			pfds[1] = (struct pollfd){.fd = req->stdin_fd, .events = POLLIN};
 		if (oomw.on && !host_end)
 			pfds[2] = (struct pollfd){.fd = oomw.efd, .events = POLLIN};
-		n = poll(pfds, 3, host_end ? 0 : (int)(deadline - now));
+		n = poll(pfds, 3, host_end ? 0 : (int)(until - now));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

@@ -538,12 +538,58 @@ static int run_on_tty(long long deadline_ms,
 	return WEXITSTATUS(R.child_status);
 }
 
+/*
+ * After the EXIT frame of a docker exec: waits until the host lets go of
+ * our stdin (its end of file) before exiting, reading and dropping what
+ * still comes. The host lets go as soon as it reads the frame
+ * (engine/exec.c). Until then the Engine may still be carrying stdin
+ * bytes the program never read, and an exec that ends with such bytes
+ * in flight can lose its output: Podman's conmon closes its attach
+ * socket with them unread, and the kernel then answers Podman's next read
+ * of that socket with a reset instead of the frames still queued in it.
+ * Bounded by the run's deadline, or SBX_FRAME_LETGO_INIT_MS from now when
+ * that is later (the EXIT of a run that timed out gets through too), and
+ * by a signal to stop. A program that kept a writer of our stdin (it can
+ * open its own /proc/self/fd/0 for writing) keeps this process until then,
+ * in its own sandbox; the host does not wait for it (engine/exec.c).
+ */
+static void await_host_letgo(void)
+{
+	long long until = (long long)sbx__mono_ms() + SBX_FRAME_LETGO_INIT_MS;
+	unsigned char sink[4096];
+
+	if (until < R.deadline)
+		until = R.deadline;
+	for (;;) {
+		struct pollfd pfd[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
+					{.fd = R.sfd, .events = POLLIN}};
+		long long left = until - (long long)sbx__mono_ms();
+		ssize_t n;
+		int r;
+
+		if (left <= 0)
+			return;
+		r = poll(pfd, 2, (int)left);
+		if (r < 0 && errno != EINTR)
+			return;
+		if (r <= 0)
+			continue;
+		if (pfd[1].revents && read_signals())
+			return;
+		if (!pfd[0].revents)
+			continue;
+		n = read(STDIN_FILENO, sink, sizeof(sink));
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return;
+	}
+}
+
 int sbx_init_run(int argc, char **argv)
 {
 	long long deadline_ms = -1;
 	const char *cwd = NULL;
 	long long rows = 0, cols = 0;
-	int i, tty = 0, as_root = 0;
+	int i, rc, tty = 0, as_root = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
@@ -582,7 +628,10 @@ int sbx_init_run(int argc, char **argv)
 	if (tty)
 		return run_on_tty(deadline_ms, cwd, argv + i + 1, (unsigned short)rows,
 				  (unsigned short)cols);
-	return sbx_init_supervise(deadline_ms, cwd, argv + i + 1, 1);
+	rc = sbx_init_supervise(deadline_ms, cwd, argv + i + 1, 1);
+	if (rc == 0)
+		await_host_letgo();
+	return rc;
 }
 
 int sbx_init_supervise(long long deadline_ms, const char *cwd, char **prog, int lockdown)

@@ -27,6 +27,14 @@
 #define SBX_FRAME_HDR 8
 #define SBX_FRAME_MAX 65536
 #define SBX_FRAME_EXIT_LEN 40
+/*
+ * docker exec's end (docs/protocol.md): after its EXIT, `sbx-init run` waits
+ * for the host to end its stdin, reading and dropping what comes, until the
+ * run's deadline or at least the first for a run past it; the host waits
+ * at most the second for the stream's end.
+ */
+#define SBX_FRAME_LETGO_INIT_MS 2000
+#define SBX_FRAME_LETGO_HOST_MS 5000
 
 enum sbx__frame_type {
 	SBX_FRAME_STDOUT = 1,

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <microhttpd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 #include "support/fake_engine.h"
 
 #define LOG_MAX 256
+/* A held connection's wait for the client's end: a hang guard of 60 s. */
+#define HOLD_SPINS_MAX 600
 
 struct fake_engine {
 	struct MHD_Daemon *mhd;
@@ -159,7 +162,32 @@ static int read_request(int fd)
 	return 0;
 }
 
-static void serve_raw(int fd, const struct fake_route *r)
+/* Reads (and drops) what the client sends until its end of input; logs
+ * whether it still reads then (POLLHUP: both ways closed). Bounded. */
+static void hold_until_eof(struct fake_engine *f, int fd)
+{
+	char buf[4096];
+
+	for (int spins = 0; spins < HOLD_SPINS_MAX; spins++) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n > 0)
+			continue;
+		p = (struct pollfd){.fd = fd, .events = POLLOUT};
+		log_request(f, "EOF",
+			    poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) ? "full" : "half");
+		return;
+	}
+	log_request(f, "EOF", "none");
+}
+
+static void serve_raw(struct fake_engine *f, int fd, const struct fake_route *r)
 {
 	size_t off = 0;
 
@@ -174,6 +202,8 @@ static void serve_raw(int fd, const struct fake_route *r)
 			return;
 		off += (size_t)w;
 	}
+	if (r->hold)
+		hold_until_eof(f, fd);
 }
 
 static void *acceptor(void *arg)
@@ -197,7 +227,7 @@ static void *acceptor(void *arg)
 			r = route(f, method, strip_version(url));
 		if (r && r->raw) {
 			log_request(f, method, strip_version(url));
-			serve_raw(fd, r);
+			serve_raw(f, fd, r);
 			/* Queued bytes stay readable by the peer after the close. */
 			close(fd);
 			continue;

@@ -18,6 +18,10 @@ struct fake_route {
 	const char *body;
 	const void *raw; /* non-NULL: the whole answer, sent in one write */
 	size_t raw_len;
+	/* With raw: the connection is then held open until the client ends
+	 * its input, and which end it was is logged as a request "EOF half"
+	 * (a half-close: it still reads) or "EOF full" (fake_engine_count). */
+	int hold;
 };
 
 struct fake_engine;

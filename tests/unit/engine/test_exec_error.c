@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -153,6 +154,80 @@ static void test_exec_error__detached_start_answers(void **state)
 	}
 }
 
+static int keep_stdout(void *arg, int stream, const void *p, size_t n)
+{
+	struct engine_bytes *out = arg;
+
+	if (stream == SBX_STREAM_STDOUT)
+		engine_bytes_raw(out, p, n);
+	return 0;
+}
+
+/*
+ * The report in, the host ends the program's stdin with a half-close,
+ * while its caller's stdin still goes on, and the run ends with the
+ * report's status: the init waits for that end before it exits
+ * (docs/protocol.md). The report comes with the upgrade's answer here, in
+ * the same read, and the Engine holds the stream open until the client's
+ * end, noting which end it was.
+ */
+static void test_exec_error__report_ends_stdin(void **state)
+{
+	static const char *const argv[] = {"prog", NULL};
+	struct sbx__frame_exit ex = {.status = SBX_FRAME_ST_EXITED, .code = 4};
+	unsigned char hdr[SBX_FRAME_HDR], pay[SBX_FRAME_EXIT_LEN], frame[SBX_FRAME_HDR + 3];
+	struct engine_bytes answer = {0}, out = {0};
+	struct sbx__docker d = {0};
+	struct sbx__docker_box b = {.id = "fakebox"};
+	sbx_result res = {0};
+	struct fake_engine *fe;
+	int p[2];
+
+	(void)state;
+	engine_bytes_raw(&answer, ENGINE_UPGRADE, strlen(ENGINE_UPGRADE));
+	sbx__frame_header(frame, SBX_FRAME_STDOUT, 3);
+	memcpy(frame + SBX_FRAME_HDR, "hi\n", 3);
+	engine_bytes_mux(&answer, 1, frame, sizeof(frame));
+	sbx__frame_header(hdr, SBX_FRAME_EXIT, SBX_FRAME_EXIT_LEN);
+	sbx__frame_exit_encode(pay, &ex);
+	engine_bytes_mux(&answer, 1, hdr, sizeof(hdr));
+	engine_bytes_mux(&answer, 1, pay, sizeof(pay));
+	{
+		const struct fake_route routes[] = {
+			{"POST", "/containers/fakebox/exec", 201, "{\"Id\":\"e1\"}"},
+			{"POST", "/exec/e1/start", 101, "", answer.b, answer.len, 1},
+			{"POST", "/containers/fakebox/kill", 204, ""},
+		};
+		struct sbx__run_req req = {
+			.argv = argv,
+			.workdir = "/",
+			.timeout_ms = 1000,
+			.sink = keep_stdout,
+			.sink_arg = &out,
+		};
+
+		assert_int_equal(pipe(p), 0);
+		assert_int_equal(write(p[1], "abc", 3), 3); /* and the write end stays open */
+		req.stdin_fd = p[0];
+		fe = fake_engine_start(routes, 3);
+		assert_non_null(fe);
+		assert_int_equal(sbx__http_init(&d.http, fake_engine_socket(fe), 5000), 0);
+		assert_int_equal(sbx__docker_exec(&d, &b, &req, &res), 0);
+		assert_int_equal(res.status, SBX_RUN_EXITED);
+		assert_int_equal(res.exit_code, 4);
+		assert_int_equal(out.len, 3);
+		assert_memory_equal(out.b, "hi\n", 3);
+		assert_int_equal(fake_engine_count(fe, "EOF", "half"), 1);
+		assert_int_equal(fake_engine_count(fe, "POST", "/containers/fakebox/kill"), 0);
+		sbx__http_done(&d.http);
+		fake_engine_stop(fe);
+	}
+	close(p[0]);
+	close(p[1]);
+	free(answer.b);
+	free(out.b);
+}
+
 /* The quoting itself: bounded, never a cut escape, stops at a NUL. */
 static void test_exec_error__quote_bounds(void **state)
 {
@@ -176,6 +251,7 @@ int main(void)
 		cmocka_unit_test(test_exec_error__no_exit_report_quotes_the_init),
 		cmocka_unit_test(test_exec_error__quote_bounds),
 		cmocka_unit_test(test_exec_error__detached_start_answers),
+		cmocka_unit_test(test_exec_error__report_ends_stdin),
 	};
 
 	return cmocka_run_group_tests_name("exec errors", tests, NULL, NULL);

@@ -572,6 +572,86 @@ static void test_init_run__stdin_inherited(void **state)
 	result_free(r);
 }
 
+/* Fails the test, the init killed, once HANG_LIMIT_MS have passed since start. */
+static void hang_guard(pid_t pid, double start)
+{
+	if ((now_s() - start) * 1000 > HANG_LIMIT_MS) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("sbx-init did not get on within %d ms", HANG_LIMIT_MS);
+	}
+}
+
+/*
+ * After its EXIT frame the init waits for the end of its stdin, reading
+ * and dropping what still comes, and only then exits (docs/protocol.md: no
+ * stdin is in flight when an exec ends). The test holds the stdin pipe's
+ * write end: the init is still there after the EXIT; 256 KiB written then
+ * (four times a pipe's buffer) go through, read by nothing but the init;
+ * closing that end ends it, with 0 and nothing more on its stdout.
+ */
+static void test_init_run__waits_for_the_end_of_stdin(void **state)
+{
+	const char *argv[] = {init_path(), "run", "--deadline-ms",   "600000", "--",
+			      "sh",	   "-c",  "echo hi; exit 3", NULL};
+	static char junk[256 << 10];
+	struct result *r = result_new();
+	unsigned char buf[8192];
+	int inp[2], outp[2], st;
+	double start = now_s();
+	size_t off = 0;
+	ssize_t n;
+	pid_t pid;
+
+	(void)state;
+	signal(SIGPIPE, SIG_IGN);
+	assert_int_equal(pipe2(inp, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(outp, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (dup2(inp[0], 0) < 0 || dup2(outp[1], 1) < 0)
+			_exit(99);
+		execv(argv[0], (char *const *)argv);
+		_exit(98);
+	}
+	close(inp[0]);
+	close(outp[1]);
+	while (!r->exit_seen) {
+		struct pollfd p = {.fd = outp[0], .events = POLLIN};
+
+		hang_guard(pid, start);
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		n = read(outp[0], buf, sizeof(buf));
+		assert_true(n > 0); /* no end before the EXIT */
+		assert_int_equal(sbx__frame_feed(&r->dec, buf, (size_t)n, on_frame, r), 0);
+	}
+	assert_int_equal(r->exit.code, 3);
+	assert_string_equal(r->out, "hi\n");
+	assert_int_equal(waitpid(pid, &st, WNOHANG), 0);
+	assert_int_equal(fcntl(inp[1], F_SETFL, O_NONBLOCK), 0);
+	while (off < sizeof(junk)) {
+		struct pollfd p = {.fd = inp[1], .events = POLLOUT};
+
+		hang_guard(pid, start);
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		n = write(inp[1], junk + off, sizeof(junk) - off);
+		if (n < 0 && errno != EAGAIN)
+			fail_msg("writing the init's stdin after its EXIT: %s", strerror(errno));
+		off += n > 0 ? (size_t)n : 0;
+	}
+	assert_int_equal(waitpid(pid, &st, WNOHANG), 0);
+	close(inp[1]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(read(outp[0], buf, sizeof(buf)), 0);
+	close(outp[0]);
+	result_free(r);
+}
+
 /* More than one frame's worth, in order, each frame within the limit. */
 static void test_init_run__large_output(void **state)
 {
@@ -1213,6 +1293,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_init_run__cwd),
 		cmocka_unit_test(test_init_run__bad_cwd),
 		cmocka_unit_test(test_init_run__stdin_inherited),
+		cmocka_unit_test(test_init_run__waits_for_the_end_of_stdin),
 		cmocka_unit_test(test_init_run__large_output),
 		cmocka_unit_test(test_init_run__timeout_kills_tree),
 		cmocka_unit_test(test_init_run__background_killed_after_exit),
