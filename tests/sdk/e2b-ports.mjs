@@ -18,7 +18,7 @@
 import http from 'node:http'
 import { createHash } from 'node:crypto'
 import { Sandbox } from 'e2b'
-import { check, finish, requireE2bEnv, step } from './lib.mjs'
+import { check, engine, finish, requireE2bEnv, step, tenantContainers } from './lib.mjs'
 
 const tenant = process.env.SBX_E2B_TENANT
 const suite = `ports-${process.pid}`
@@ -98,7 +98,7 @@ await step('a port where nothing listens', async () => {
 // chunked and echoes a request's body; both in one background command, which
 // holds the sandbox's command slot, so readiness is the servers' own lines.
 const chunky = `
-import http.server, sys
+import http.server, sys, time
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
     def do_POST(self):
@@ -124,6 +124,14 @@ class H(http.server.BaseHTTPRequestHandler):
             part = body[k:k + 1000]
             self.wfile.write(b'%x\\r\\n' % len(part) + part + b'\\r\\n')
         self.wfile.write(b'0\\r\\nX-Trailer: dropped\\r\\n\\r\\n')
+    def do_GET(self):
+        # /hold: the answer's head and a first chunk, then nothing more.
+        self.send_response(200)
+        self.send_header('Transfer-Encoding', 'chunked')
+        self.end_headers()
+        self.wfile.write(b'5\\r\\nheld\\n\\r\\n')
+        self.wfile.flush()
+        time.sleep(3600)
     def log_message(self, *a):
         pass
 s = http.server.HTTPServer(('127.0.0.1', 8001), H)
@@ -253,6 +261,34 @@ await step('allowPublicTraffic: true needs no token', async () => {
 	}
 })
 
-await h.kill()
-await sbx.kill()
+await step('kill while a connection through a port is open', async () => {
+	const mine = await tenantContainers(tenant)
+	check('one container of this tenant left', mine.length === 1, `${mine}`)
+	// A connection whose answer never ends: its relay (a docker exec) holds
+	// the sandbox until the connection ends, so kill() must end it.
+	let first
+	const gotFirst = new Promise((r) => { first = r })
+	const held = new Promise((resolve) => {
+		const req = http.request({
+			host: server.hostname, port: server.port, method: 'GET', path: '/hold',
+			headers: { Host: sbx.getHost(8001), ...token },
+		}, (res) => {
+			res.once('data', (d) => first(res.statusCode === 200 && d.includes('held') ? 'held'
+				: `${res.statusCode} ${d}`))
+			res.on('end', () => resolve('end'))
+			res.on('error', () => resolve('error'))
+			res.on('close', () => resolve('close'))
+		})
+		req.on('error', () => { first('error'); resolve('error') })
+		req.end()
+	})
+	const got = await gotFirst
+	check('the held answer\'s first chunk comes', got === 'held', got)
+	await sbx.kill()
+	const r = await engine('GET', `/containers/${mine[0]}/json`)
+	check('Sandbox.kill() with a port\'s connection open removes the container before it answers ' +
+		'(the Engine says 404 for its id)', r.status === 404, `${r.status}`)
+	check('the held connection ends', ['end', 'error', 'close'].includes(await held))
+})
+
 finish()
