@@ -8,8 +8,10 @@
 # dockerd (`docker save | podman load`) unless Podman has them, then the
 # contract suite of the six controls (test_controls), the teardown suite,
 # the pools' suite, root runs (test_docker_root), pause
-# (test_docker_pause), the official E2B SDK's proofs through `sandboxio
-# serve --api e2b` (tests/sdk/run-e2b.sh, all but two scripts) and the
+# (test_docker_pause), programs that leave their stdin unread
+# (test_docker_channel's case), the official E2B SDK's proofs through
+# `sandboxio serve --api e2b` (tests/sdk/run-e2b.sh, its default server's
+# scripts) and the
 # daemon's suite (the fast run path over the init's channel, adoption after the
 # daemon's death, the reaper: tests/cli/test_daemon.sh) run against it,
 # and `sandboxio doctor` must name Podman.
@@ -135,14 +137,22 @@ for t in test_controls test_docker_teardown test_docker_pool test_docker_root te
 		bad "rootful: $t"
 	fi
 done
+# Programs that end without reading their stdin, over docker exec: each
+# gives its output and exit (Podman lost them when stdin was in flight at
+# the exec's end). The rest of test_docker_channel reads dockerd's own
+# records (its socket's path, ExecIDs, which Podman keeps after an exec).
+echo "== $B/tests/contract/test_docker_channel (unread stdin) on rootful Podman"
+if SBX_TEST_ONLY=test_engine_channel__unread_stdin SBX_CLI=$CLI \
+	"$ROOT/$B/tests/contract/test_docker_channel"; then
+	ok "rootful: unread stdin over docker exec"
+else
+	bad "rootful: unread stdin over docker exec"
+fi
 # The E2B-compatible server under the official SDK's proofs (the scripts
-# read containers on the engine's socket, DOCKER_SOCKET). All but
-# e2b-pty.mjs and e2b-ports.mjs, which show the two gaps of Podman that
-# docs/backends.md names: a terminal whose sandbox holds a secret stops
-# giving output, and a short exec's last output can be lost.
+# read containers on the engine's socket, DOCKER_SOCKET).
 echo "== tests/sdk/run-e2b.sh on rootful Podman"
 if DOCKER_SOCKET=$ROOTFUL SBX_CLI=$CLI \
-	SBX_E2B_SCRIPTS="e2b.mjs e2b-parity.mjs e2b-ci.mjs e2b-pause.mjs" \
+	SBX_E2B_SCRIPTS="e2b.mjs e2b-parity.mjs e2b-ci.mjs e2b-pause.mjs e2b-pty.mjs e2b-ports.mjs" \
 	bash "$ROOT/tests/sdk/run-e2b.sh"; then
 	ok "rootful: the E2B SDK's proofs through sandboxio serve"
 else

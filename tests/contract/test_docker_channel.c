@@ -616,6 +616,9 @@ int main(void)
 		cmocka_unit_test(test_engine_channel__busy_channel_uses_exec),
 	};
 
+	/* SBX_TEST_ONLY: the cases to run, a cmocka pattern (run-podman.sh). */
+	if (getenv("SBX_TEST_ONLY"))
+		cmocka_set_test_filter(getenv("SBX_TEST_ONLY"));
 	return cmocka_run_group_tests_name("engine_contract[docker] channel", tests, setup,
 					   teardown);
 }
