@@ -142,8 +142,6 @@ void sbxs_box_unref(struct sbxs_box *b)
 
 	pthread_mutex_lock(&srv->mu);
 	if (--b->refs > 0) {
-		if (b->retired) /* a DELETE may wait for the others to go */
-			pthread_cond_broadcast(&b->cv);
 		pthread_mutex_unlock(&srv->mu);
 		return;
 	}
@@ -198,40 +196,6 @@ int sbxs_retire_locked(struct sbxs_box *b, int *kill)
 	for (struct sbxs_proc *pr = b->procs; pr; pr = pr->next)
 		pthread_cond_broadcast(&pr->cv);
 	return 1;
-}
-
-/*
- * Retires b and closes its sandbox before it returns, for a caller that
- * holds one reference of its own (which this drops). The other holders
- * are requests on it: a run or file call, a stream, a connection to one of
- * its ports (a relay of its own, through docker exec), which would hold
- * the sandbox as long as its client keeps the connection. So the sandbox
- * is killed first, which ends what runs in it, and the holders are waited
- * for, up to ms, so that it is gone once a DELETE answers; one still there
- * by then (a client that does not read its answer) closes it when it lets
- * go, and nothing runs in it meanwhile. When b was retired already (by
- * another DELETE, the sweep, a killed run), whoever retired it closes it.
- */
-void sbxs_retire_close(struct sbxs_box *b, uint64_t up_to_ms)
-{
-	struct sbxs_server *srv = b->srv;
-	uint64_t until = sbx__mono_ms() + up_to_ms;
-	int kill, drop;
-
-	pthread_mutex_lock(&srv->mu);
-	drop = sbxs_retire_locked(b, &kill);
-	pthread_mutex_unlock(&srv->mu);
-	if (!drop) {
-		sbxs_box_unref(b);
-		return;
-	}
-	sbx_sandbox_kill(b->s);
-	sbxs_box_unref(b); /* the registry's */
-	pthread_mutex_lock(&srv->mu);
-	while (b->refs > 1 && sbx__mono_ms() < until)
-		sbxs_wait_until(&b->cv, &srv->mu, until);
-	pthread_mutex_unlock(&srv->mu);
-	sbxs_box_unref(b);
 }
 
 void sbxs_retire(struct sbxs_box *b)

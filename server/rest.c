@@ -237,7 +237,8 @@ static enum MHD_Result rest_sandbox(struct sbxs_server *srv,
 			b = sbxs_box_get(srv, id);
 			if (!b)
 				return not_found(c, id);
-			sbxs_retire_close(b, SBXS_DELETE_WAIT_MS);
+			sbxs_retire(b);
+			sbxs_box_unref(b); /* the last reference closes it now, unless in use */
 			return sbxs_reply_empty(c, 204);
 		}
 		return sbxs_rest_error(c, 405, "Method %.16s is not allowed on /sandboxes/{id}",

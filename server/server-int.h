@@ -80,8 +80,6 @@
 #define PATH_MAX_LEN 4096
 #define DISCARD_MAX (1u << 20) /* body bytes read and dropped after a refusal */
 #define URI_MAX 8192	       /* a request target kept as sent (http.c) */
-/* How long a DELETE waits for the other holders of its sandbox (box.c). */
-#define SBXS_DELETE_WAIT_MS 10000
 
 /* ===== State ===== */
 
@@ -331,9 +329,6 @@ struct sbxs_box *sbxs_box_get(struct sbxs_server *srv, const char *id);
  * reference the caller then drops. */
 int sbxs_retire_locked(struct sbxs_box *b, int *kill);
 void sbxs_retire(struct sbxs_box *b);
-/* Retires b and closes it, the other holders waited for up to ms; drops
- * the caller's reference. */
-void sbxs_retire_close(struct sbxs_box *b, uint64_t up_to_ms);
 /* The busy slot: taken (0), the box ended first (-1) or until (monotonic
  * ms, 0: none) passed first (-2); given back with the library's result,
  * which retires a box the library killed. */
