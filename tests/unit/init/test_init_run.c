@@ -203,6 +203,16 @@ static void result_free(struct result *r)
 	free(r);
 }
 
+/* Fails the test, the init killed, once HANG_LIMIT_MS have passed since start. */
+static void hang_guard(pid_t pid, double start)
+{
+	if ((now_s() - start) * 1000 > HANG_LIMIT_MS) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("sbx-init did not finish within %d ms", HANG_LIMIT_MS);
+	}
+}
+
 /*
  * Runs the init with args (argv without argv[0], NULL-terminated), stdin
  * from stdin_path (or /dev/null), and collects everything it says. With
@@ -266,11 +276,7 @@ run_init_ex(const char *const *args, const char *stdin_path, int block_term, int
 		double t = now_s();
 		int k;
 
-		if ((t - start) * 1000 > HANG_LIMIT_MS) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			fail_msg("sbx-init did not finish within %d ms", HANG_LIMIT_MS);
-		}
+		hang_guard(pid, start);
 		if (term_after_ms > 0 && !termed && t >= term_at) {
 			kill(pid, SIGTERM);
 			termed = 1;
@@ -570,16 +576,6 @@ static void test_init_run__stdin_inherited(void **state)
 	assert_exited(r, 0);
 	assert_string_equal(r->out, "from stdin\n");
 	result_free(r);
-}
-
-/* Fails the test, the init killed, once HANG_LIMIT_MS have passed since start. */
-static void hang_guard(pid_t pid, double start)
-{
-	if ((now_s() - start) * 1000 > HANG_LIMIT_MS) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		fail_msg("sbx-init did not get on within %d ms", HANG_LIMIT_MS);
-	}
 }
 
 /*
